@@ -1,0 +1,5 @@
+import sys
+
+from timing.cli import main
+
+sys.exit(main())

@@ -1,0 +1,97 @@
+"""Stack config → model: the one place where Pulumi stack config becomes a `Stack`.
+
+A stack's numbers live in `Pulumi.<stack>.yaml` under the `lockstep:` namespace (the
+same file `pulumi up` reads). `infra/` hands `pulumi.Config` values to `stack_from_config`;
+the CLI reads the YAML file itself. Errors come back as one line per problem, naming the
+field path and what is allowed — never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+from pydantic import ValidationError
+
+from timing.model import Stack
+
+NAMESPACE = "lockstep"
+EXAMPLE = Path(__file__).resolve().parent.parent / "Pulumi.example.yaml"
+
+
+class ConfigError(Exception):
+    """Unreadable or invalid input (exit 2). `lines` are one-line messages."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        super().__init__("\n".join(lines))
+
+
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"}
+
+
+def lockstep_values(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The `lockstep:` keys of a stack's `config:` block, namespace stripped. Secrets
+    (`{secure: ...}`) are not timing values and are left to the program."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        ns, sep, name = str(key).partition(":")
+        if sep and ns == NAMESPACE and not _is_secret(value):
+            out[name] = value
+    return out
+
+
+def describe_errors(err: ValidationError) -> list[str]:
+    lines = []
+    for e in err.errors():
+        path = ".".join(str(p) for p in e["loc"]) or "(stack)"
+        msg = e["msg"].removeprefix("Value error, ")
+        shown = e.get("input")
+        got = "" if isinstance(shown, (dict, list)) or e["type"] == "missing" else f" (got {shown!r})"
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key (see docs/CONFIG.md for the keys this section takes)"
+        lines.append(f"{NAMESPACE}:{path}: {msg}{got}")
+    return lines
+
+
+def stack_from_config(values: Mapping[str, Any], *, check_invariants: bool = False) -> Stack:
+    """Validate `lockstep:` values (namespace stripped). With `check_invariants`, error
+    findings raise `timing.invariants.InvariantErrors` (all at once)."""
+    try:
+        stack = Stack.model_validate(dict(values), context={"skip_invariants": True})
+    except ValidationError as err:
+        raise ConfigError(describe_errors(err)) from None
+    if check_invariants:
+        from timing.invariants import raise_errors
+
+        raise_errors(stack)
+    return stack
+
+
+def read_stack_file(path: str | Path | None) -> Stack:
+    """Read `Pulumi.<stack>.yaml` (or the bundled example when `path` is None)."""
+    target = Path(path) if path is not None else EXAMPLE
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([f"{target}: no such file"]) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as err:
+        raise ConfigError([f"{target}: cannot read ({err.__class__.__name__})"]) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or "malformed YAML"
+        raise ConfigError([f"{target}:{where}: {problem}"]) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
+        raise ConfigError([f"{target}: not a Pulumi stack config (expected a top-level `config:` mapping)"])
+    values = lockstep_values(doc["config"])
+    if not values:
+        raise ConfigError([f"{target}: no `{NAMESPACE}:` keys under `config:`"])
+    try:
+        return stack_from_config(values)
+    except ConfigError as err:
+        raise ConfigError([f"{target}: {line}" for line in err.lines]) from None

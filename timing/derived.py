@@ -1,0 +1,238 @@
+"""The derived times of INVARIANTS.md, each written once.
+
+Every function returns a `Term`: the number, the fields and numbers it was computed from
+(so a finding can print both sides), and which inputs were unknown and counted as 0 (the
+bound that holds for any value; rules then decide or report `skipped`, never guess).
+Rules, timelines, the policy pack, the audit and the config mutator all call these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from timing import limits as L
+from timing.findings import Term
+
+if TYPE_CHECKING:
+    from timing.model import HeartbeatService, LoadBalancer, Probe, Service, Failover
+
+
+def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
+    """A single input; an unknown (None) input counts as 0 and is remembered."""
+    if value is None:
+        return Term(label, 0, source, (source,), unit)
+    return Term(label, value, source, (), unit)
+
+
+def total(label: str, *parts: Term) -> Term:
+    """Sum of terms; the source shows each part with its number."""
+    value = sum(int(p.value) for p in parts)
+    source = " + ".join(_part(p) for p in parts)
+    unknown = tuple(u for p in parts for u in p.unknown)
+    return Term(label, value, source, unknown)
+
+
+def _part(t: Term) -> str:
+    shown = "?" if t.source in t.unknown else str(t.value)
+    return f"{t.source} {shown}" if " " not in t.source else f"{t.label} {shown}"
+
+
+def product(label: str, a: Term, b: Term) -> Term:
+    return Term(label, int(a.value) * int(b.value), f"{_part(a)} × {_part(b)}", a.unknown + b.unknown)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def scaled(value: int | str, replicas: int, round_up: bool) -> int:
+    """An int-or-percent field resolved against a replica count, as Kubernetes rounds."""
+    if isinstance(value, int):
+        return value
+    pct = int(value.rstrip("%"))
+    return ceil_div(pct * replicas, 100) if round_up else pct * replicas // 100
+
+
+def replicas(svc: Service) -> int:
+    """The replica count the capacity rules judge: an HPA's floor when one owns them."""
+    if svc.hpa is not None:
+        return svc.hpa.min_replicas
+    assert svc.replicas is not None
+    return svc.replicas
+
+
+def surge_pods(svc: Service) -> int:
+    return scaled(svc.rollout.max_surge, replicas(svc), round_up=True)
+
+
+def unavailable_pods(svc: Service) -> int:
+    """Pods a rollout may take down at once (StatefulSets replace one pod at a time)."""
+    if svc.kind == "StatefulSet":
+        return 1
+    return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)
+
+
+# ---- load balancer --------------------------------------------------------------------------
+def detection(lb: LoadBalancer) -> Term:
+    hc = lb.health_check
+    return product("health_check", field("lb.health_check.interval_s", hc.interval_s, "lb.health_check.interval_s"),
+                   field("lb.health_check.unhealthy_threshold", hc.unhealthy_threshold,
+                         "lb.health_check.unhealthy_threshold", ""))
+
+
+def removal_paths(lb: LoadBalancer) -> list[Term]:
+    paths = []
+    for path in lb.removal:
+        if path == "deregistration":
+            paths.append(field("deregistration", lb.deregistration_propagation_s,
+                               "lb.deregistration_propagation_s"))
+        elif path == "endpoints":
+            paths.append(field("endpoints", lb.endpoint_propagation_s, "lb.endpoint_propagation_s"))
+        else:
+            paths.append(detection(lb))
+    return paths
+
+
+def lb_detect(lb: LoadBalancer) -> Term:
+    """Worst case from "target starts leaving" to "LB sends it no new requests": the
+    fastest of the service's removal paths."""
+    best = min(removal_paths(lb), key=lambda t: int(t.value))
+    return Term("lb_detect", best.value, f"{best.label}: {best.source}", best.unknown)
+
+
+def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
+    """A new target needs one passing check after registration propagates; with a readiness
+    gate, the controller polls target health on top."""
+    hc = lb.health_check
+    parts = [field("lb.registration_propagation_s", lb.registration_propagation_s,
+                   "lb.registration_propagation_s"),
+             field("lb.health_check.interval_s", hc.interval_s, "lb.health_check.interval_s"),
+             field("lb.health_check.timeout_s", hc.timeout_s, "lb.health_check.timeout_s")]
+    if gated:
+        parts.append(Term("controller poll", L.CONTROLLER_GATE_POLL_S, "controller poll"))
+    t = total("lb_admit_new", *parts)
+    return t
+
+
+def lb_recover(lb: LoadBalancer) -> Term:
+    hc = lb.health_check
+    return product("lb_recover", field("lb.health_check.interval_s", hc.interval_s, "lb.health_check.interval_s"),
+                   field("lb.health_check.healthy_threshold", hc.healthy_threshold,
+                         "lb.health_check.healthy_threshold"))
+
+
+# ---- pod lifecycle -----------------------------------------------------------------------------
+def drain(svc: Service | HeartbeatService) -> Term:
+    return field("drain", svc.shutdown.drain_s, "shutdown.drain_s")
+
+
+def finish(svc: Service | HeartbeatService) -> Term:
+    return field("finish", svc.shutdown.finish_s, "shutdown.finish_s")
+
+
+def stop(svc: Service | HeartbeatService) -> Term:
+    return total("stop", drain(svc), finish(svc))
+
+
+def grace(svc: Service | HeartbeatService) -> Term:
+    sd = svc.shutdown
+    if sd.node_termination_budget_s is not None and sd.node_termination_budget_s < sd.grace_s:
+        return field("grace", sd.node_termination_budget_s, "shutdown.node_termination_budget_s")
+    return field("grace", sd.grace_s, "shutdown.grace_s")
+
+
+def tolerance(probe: Probe, prefix: str) -> Term:
+    """How long a failing probe is put up with: initial delay + (failures - 1) × period."""
+    return Term("tolerance", probe.initial_delay_s + (probe.failure_threshold - 1) * probe.period_s,
+                f"{prefix}.initial_delay_s {probe.initial_delay_s} + ({prefix}.failure_threshold "
+                f"{probe.failure_threshold} - 1) × {prefix}.period_s {probe.period_s}")
+
+
+def startup_tolerance(svc: Service) -> Term | None:
+    """None when nothing can kill a slow start (no startup and no liveness probe)."""
+    if svc.probes.startup is not None:
+        t = tolerance(svc.probes.startup, "probes.startup")
+    elif svc.probes.liveness is not None:
+        t = tolerance(svc.probes.liveness, "probes.liveness")
+    else:
+        return None
+    return Term("startup_tolerance", t.value, t.source)
+
+
+def unready_after(probe: Probe) -> Term:
+    return Term("unready_after", probe.period_s * probe.failure_threshold,
+                f"probes.readiness.period_s {probe.period_s} × probes.readiness.failure_threshold "
+                f"{probe.failure_threshold}")
+
+
+def kill_tolerance(probe: Probe) -> Term:
+    return Term("kill_tolerance", (probe.failure_threshold - 1) * probe.period_s,
+                f"(probes.liveness.failure_threshold {probe.failure_threshold} - 1) × "
+                f"probes.liveness.period_s {probe.period_s}")
+
+
+def pod_ready(svc: Service | HeartbeatService) -> Term:
+    """A replacement pod carrying traffic."""
+    from timing.model import Service
+
+    warm = (field("app.warmup_s", svc.app.warmup_s, "app.warmup_s") if isinstance(svc, Service)
+            else field("warmup_s", svc.warmup_s, "warmup_s"))
+    parts = [warm]
+    ready = svc.probes.readiness
+    if ready is not None:
+        parts.append(Term("readiness", ready.period_s * ready.success_threshold,
+                          f"probes.readiness.period_s {ready.period_s} × "
+                          f"probes.readiness.success_threshold {ready.success_threshold}"))
+    if isinstance(svc, Service):
+        parts.append(field("rollout.min_ready_s", svc.rollout.min_ready_s, "rollout.min_ready_s"))
+        if svc.readiness_gate is not None and svc.lb is not None:
+            parts.append(lb_admit_new(svc.lb, gated=True))
+    else:
+        parts.append(field("min_ready_s", svc.min_ready_s, "min_ready_s"))
+    return total("pod_ready", *parts)
+
+
+def replace_time(svc: Service) -> Term:
+    """How long one replacement leaves a slot empty. A StatefulSet's old pod must be gone
+    before its successor is scheduled."""
+    ready = pod_ready(svc)
+    if svc.kind == "Deployment":
+        return Term("replace_time", ready.value, ready.source, ready.unknown)
+    return total("replace_time", stop(svc), field("schedule_s", svc.schedule_s, "schedule_s"), ready)
+
+
+def rollout_time(svc: Service) -> Term:
+    """Estimate of one full rolling deploy."""
+    n = replicas(svc)
+    if svc.kind == "StatefulSet":
+        rep = replace_time(svc)
+        return Term("rollout_time", n * int(rep.value), f"replicas {n} × replace_time {rep.value}",
+                    rep.unknown)
+    ready, end = pod_ready(svc), stop(svc)
+    step = max(surge_pods(svc), unavailable_pods(svc), 1)
+    waves = ceil_div(n, step)
+    return Term("rollout_time", waves * int(ready.value) + int(end.value),
+                f"ceil(replicas {n} / {step} per wave) × pod_ready {ready.value} + stop {end.value}",
+                ready.unknown + end.unknown)
+
+
+# ---- failover ------------------------------------------------------------------------------------
+def failover_ttl(fo: Failover) -> Term:
+    if fo.alias:
+        return Term("ttl", L.R53_ALIAS_TTL, "alias record: fixed")
+    return field("ttl", fo.ttl_s, "failover.ttl_s")
+
+
+def failover_time(fo: Failover) -> Term:
+    detect = product("detect", field("failover.check_interval_s", fo.check_interval_s, "failover.check_interval_s"),
+                     field("failover.failure_threshold", fo.failure_threshold, "failover.failure_threshold"))
+    reconnect = field("failover.client_reconnect_s", fo.client_reconnect_s, "failover.client_reconnect_s")
+    if fo.mode == "dns":
+        return total("failover_time", detect, failover_ttl(fo), reconnect)
+    return total("failover_time", detect, reconnect)
+
+
+def failover_tolerance(fo: Failover) -> Term:
+    return Term("tolerance", (fo.failure_threshold - 1) * fo.check_interval_s,
+                f"(failover.failure_threshold {fo.failure_threshold} - 1) × "
+                f"failover.check_interval_s {fo.check_interval_s}")

@@ -1,0 +1,128 @@
+"""Findings: what every rule returns, and how one is printed.
+
+A finding names both sides of a relation with their values and the fields they come
+from, the slack (seconds to spare; negative = broken), and the direction of the fix.
+Rules return a finding for every evaluation, passing ones included, so reviewers see how
+close a change came.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+Status = Literal["ok", "error", "warning", "skipped", "accepted"]
+
+# The relation a rule requires, and how it reads when broken.
+NEGATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!=", "in": "not in"}
+PRETTY = {">=": "≥", ">": ">", "<=": "≤", "<": "<", "==": "=", "!=": "≠", "in": "in", "not in": "not in"}
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One side of a relation: a name, its value, and where the value comes from."""
+
+    label: str
+    value: int | str
+    source: str
+    unknown: tuple[str, ...] = ()  # inputs not known, counted as 0 in `value`
+    unit: str = "s"  # "" for counts (replicas, thresholds)
+
+    def render(self) -> str:
+        if self.source in self.unknown:
+            shown = "unknown"
+        elif self.unknown:
+            shown = f"≥{self.value}{self.unit}"
+        else:
+            shown = f"{self.value}{self.unit}" if isinstance(self.value, int) else str(self.value)
+        return f"{self.label} {shown} ({self.source})" if self.source else f"{self.label} {shown}"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    id: str
+    severity: Severity
+    status: Status
+    subject: str
+    left: Term
+    relation: str
+    right: Term
+    margin_s: int
+    slack_s: int | None
+    fix: str
+    needs: tuple[str, ...] = field(default=())
+    reason: str = ""
+    service: str = ""  # the service whose `accept` list applies
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("error", "warning")
+
+    def accepted(self, reason: str) -> Finding:
+        return replace(self, status="accepted", reason=reason)
+
+    def render(self) -> str:
+        rel = NEGATION[self.relation] if self.failed else self.relation
+        margin = f" + margin {self.margin_s}s" if self.margin_s else ""
+        lhs, rhs = self.left.render(), self.right.render()
+        if self.relation in ("<=", "<"):
+            lhs += margin
+        else:
+            rhs += margin
+        slack = "" if self.slack_s is None else f"  slack {self.slack_s}{self.left.unit}"
+        line = f"{self.status.upper()} {self.id}  {self.subject}: {lhs} {PRETTY[rel]} {rhs}{slack}"
+        if self.status == "skipped":
+            return f"{line} → needs {', '.join(self.needs)}"
+        if self.status == "accepted":
+            return f"{line} → accepted: {self.reason}"
+        return f"{line} → {self.fix}" if self.failed else line
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id, "severity": self.severity, "status": self.status,
+            "subject": self.subject, "relation": self.relation,
+            "left": {"label": self.left.label, "value": self.left.value, "source": self.left.source},
+            "right": {"label": self.right.label, "value": self.right.value, "source": self.right.source},
+            "margin_s": self.margin_s, "slack_s": self.slack_s, "fix": self.fix,
+            "needs": list(self.needs), "reason": self.reason, "message": self.render(),
+        }
+
+
+def slack(left: int, relation: str, right: int, margin: int = 0) -> int:
+    """Seconds to spare over whole seconds: 0 still holds, -1 is the first broken value.
+    The margin is added to the side that must stay smaller: `left >= right + margin`,
+    `left + margin <= right`."""
+    if relation == ">=":
+        return left - right - margin
+    if relation == ">":
+        return left - right - margin - 1
+    if relation == "<=":
+        return right - left - margin
+    if relation == "<":
+        return right - left - margin - 1
+    raise ValueError(f"unknown relation {relation!r}")
+
+
+def judge(rule: str, severity: Severity, subject: str, left: Term, relation: str, right: Term,
+          fix: str, margin: int = 0, service: str = "") -> Finding:
+    """Evaluate `left REL right` with the margin (see `slack`). Unknown inputs count as 0: a verdict that could
+    flip for some value of them is reported as skipped, naming what would decide it."""
+    assert isinstance(left.value, int) and isinstance(right.value, int)
+    s = slack(left.value, relation, right.value, margin)
+    # For >=/> a larger left helps and a larger right hurts; for <=/< the reverse.
+    helps, hurts = (left, right) if relation in (">=", ">") else (right, left)
+    if (s >= 0 and hurts.unknown) or (s < 0 and helps.unknown):
+        needs = tuple(dict.fromkeys(left.unknown + right.unknown))
+        return Finding(rule, severity, "skipped", subject, left, relation, right, margin, s, fix,
+                       needs, service=service)
+    status: Status = "ok" if s >= 0 else severity
+    return Finding(rule, severity, status, subject, left, relation, right, margin, s, fix,
+                   service=service)
+
+
+def holds(rule: str, severity: Severity, subject: str, ok: bool, left: Term, relation: str,
+          right: Term, fix: str, service: str = "") -> Finding:
+    """A relation that is not arithmetic (a label match, a flag that must be set)."""
+    return Finding(rule, severity, "ok" if ok else severity, subject, left, relation, right, 0,
+                   None, fix, service=service)

@@ -1,0 +1,144 @@
+"""Watchdogs and the heartbeat (seeds 003 and 000)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from timing import derived as d
+from timing.findings import Finding, Term, holds, judge
+
+if TYPE_CHECKING:
+    from timing.invariants import Ctx
+    from timing.model import Stack
+
+
+def watchdog_shares_deploy_lock(stack: Stack, ctx: Ctx) -> list[Finding]:
+    wd = stack.watchdog
+    if wd is None:
+        return []
+    return [holds("watchdog-shares-deploy-lock", "error", wd.name, bool(wd.deploy_lock),
+                  Term("deploy_lock", wd.deploy_lock or "unset", "watchdog.deploy_lock"), "==",
+                  Term("lock", "the deploy's lock", ""),
+                  "make the deploy take the watchdog's lock (watchdog.deploy_lock)")]
+
+
+def watchdog_tolerates_planned_drain(stack: Stack, ctx: Ctx) -> list[Finding]:
+    wd = stack.watchdog
+    if wd is None:
+        return []
+    tol = Term("watchdog tolerance", (wd.failures_before_action - 1) * wd.period_s,
+               f"(watchdog.failures_before_action {wd.failures_before_action} - 1) × "
+               f"watchdog.period_s {wd.period_s}")
+    by_name = {s.name: s for s in stack.services}
+    found = []
+    for name in wd.watches:
+        svc = by_name[name]
+        planned = d.total("stop + pod_ready", d.stop(svc), d.pod_ready(svc))
+        need = int(planned.value) // wd.period_s + 2
+        found.append(judge("watchdog-tolerates-planned-drain", "error", name, tol, ">", planned,
+                           f"raise watchdog.failures_before_action to ≥{need}", service=name))
+    return found
+
+
+def _specs(stack: Stack):
+    by_name = {s.name: s for s in stack.services}
+    for spec in stack.heartbeat_specs:
+        yield spec, by_name[spec.service]
+
+
+def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Finding]:
+    hb = stack.heartbeat
+    if hb is None:
+        return []
+    found = []
+    for spec, svc in _specs(stack):
+        need = d.total("replace_time + observe", d.replace_time(svc),
+                       d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"))
+        found.append(judge("heartbeat-rides-out-pod-replacement", "error", f"{spec.name} ({svc.name})",
+                           d.field("loss_time", spec.loss_time_s, "loss_time_s"), ">=", need,
+                           f"raise loss_time_s to ≥{int(need.value) + ctx.margin_s}s or replace pods faster",
+                           ctx.margin_s, service=svc.name))
+    return found
+
+
+def heartbeat_within_outage_budget(stack: Stack, ctx: Ctx) -> list[Finding]:
+    hb = stack.heartbeat
+    if hb is None:
+        return []
+    found = []
+    for spec, svc in _specs(stack):
+        used = d.total("loss_time + observe", d.field("loss_time", spec.loss_time_s, "loss_time_s"),
+                       d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"))
+        found.append(judge("heartbeat-within-outage-budget", "error", f"{spec.name} ({svc.name})", used,
+                           "<=", d.field("max_outage", spec.max_outage_s, "max_outage_s"),
+                           "lower loss_time_s or observe more often (the outage budget is agreed)",
+                           service=svc.name))
+    return found
+
+
+def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Finding]:
+    hb = stack.heartbeat
+    if hb is None:
+        return []
+    found = []
+    for spec, svc in _specs(stack):
+        half = Term("loss_time / 2", spec.loss_time_s // 2, f"loss_time_s {spec.loss_time_s} / 2")
+        found.append(judge("heartbeat-samples-often", "error", f"{spec.name} ({svc.name})",
+                           d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"),
+                           "<=", half, f"observe at least every {spec.loss_time_s // 2}s",
+                           service=svc.name))
+    return found
+
+
+def heartbeat_recovery_covers_catch_up(stack: Stack, ctx: Ctx) -> list[Finding]:
+    found = []
+    for spec, svc in _specs(stack):
+        subject = f"{spec.name} ({svc.name})"
+        recovery = d.field("recovery_time", spec.recovery_time_s, "recovery_time_s")
+        found.append(judge("heartbeat-recovery-covers-catch-up", "error", subject, recovery, ">=",
+                           d.field("catch_up", svc.app.catch_up_s, "app.catch_up_s"),
+                           "raise recovery_time_s to the consumer's catch-up time", service=svc.name))
+        if svc.lb is not None:
+            found.append(judge("heartbeat-recovery-covers-catch-up", "error", subject, recovery, ">=",
+                               d.lb_recover(svc.lb),
+                               "raise recovery_time_s: the LB must route to the service again first",
+                               service=svc.name))
+    return found
+
+
+def heartbeat_client_tolerates_beat_gaps(stack: Stack, ctx: Ctx) -> list[Finding]:
+    hb = stack.heartbeat
+    if hb is None:
+        return []
+    return [judge("heartbeat-client-tolerates-beat-gaps", "error", hb.name,
+                  d.field("client_timeout", hb.client_timeout_s, "heartbeat.client_timeout_s"), ">=",
+                  Term("3 beats", 3 * hb.publish_interval_s,
+                       f"3 × heartbeat.publish_interval_s {hb.publish_interval_s}"),
+                  f"raise heartbeat.client_timeout_s to ≥{3 * hb.publish_interval_s}s or publish more often")]
+
+
+def heartbeat_beats_expire(stack: Stack, ctx: Ctx) -> list[Finding]:
+    hb = stack.heartbeat
+    if hb is None:
+        return []
+    return [judge("heartbeat-beats-expire", "error", hb.name,
+                  d.field("beat_ttl", hb.beat_ttl_s, "heartbeat.beat_ttl_s"), "<=",
+                  d.field("client_timeout", hb.client_timeout_s, "heartbeat.client_timeout_s"),
+                  f"lower heartbeat.beat_ttl_s to ≤{hb.client_timeout_s}s")]
+
+
+def heartbeat_deploy_invisible(stack: Stack, ctx: Ctx) -> list[Finding]:
+    hb = stack.heartbeat
+    if hb is None:
+        return []
+    publish = d.field("publish_interval", hb.publish_interval_s, "heartbeat.publish_interval_s")
+    if hb.replicas == 1:
+        gap = d.total("silence", d.pod_ready(hb), publish)
+        fix = "run 2 replicas with leader election, or start faster"
+    else:
+        gap = d.total("silence", d.field("lease_duration", hb.lease_duration_s, "heartbeat.lease_duration_s"),
+                      d.field("retry_period", hb.lease_retry_period_s, "heartbeat.lease_retry_period_s"),
+                      publish)
+        fix = "shorten the lease or raise heartbeat.client_timeout_s"
+    return [judge("heartbeat-deploy-invisible", "error", hb.name, gap, "<",
+                  d.field("client_timeout", hb.client_timeout_s, "heartbeat.client_timeout_s"), fix)]

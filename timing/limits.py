@@ -1,0 +1,76 @@
+"""API limits and documented defaults, written once.
+
+The model's field constraints, the `lb-values-in-range` rule, extraction and the config
+mutator all read these tables: a limit is never typed twice. Sources: the ELBv2 API
+(botocore's elbv2 model, AWS target group docs), Route 53's health check API, the
+Kubernetes API, the AWS Load Balancer Controller docs, and INVARIANTS.md.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+
+class Range(NamedTuple):
+    lo: int
+    hi: int
+
+
+# ---- ELBv2 target groups ------------------------------------------------------------
+HC_INTERVAL: Final = Range(5, 300)
+HC_TIMEOUT: Final = Range(2, 120)
+HC_THRESHOLD: Final = Range(2, 10)
+DEREGISTRATION_DELAY: Final = Range(0, 3600)
+SLOW_START: Final = Range(30, 900)  # or 0 (disabled)
+ALB_IDLE_TIMEOUT: Final = Range(1, 4000)
+NLB_TCP_IDLE_TIMEOUT: Final = 350  # fixed for TCP listeners
+PORT: Final = Range(1, 65535)
+PROPAGATION: Final = Range(0, 3600)
+
+# ---- Route 53 health checks -----------------------------------------------------------
+R53_REQUEST_INTERVALS: Final = (10, 30)
+R53_FAILURE_THRESHOLD: Final = Range(1, 10)
+R53_ALIAS_TTL: Final = 60  # an alias record to an ELB answers with the ELB's fixed 60 s TTL
+DNS_TTL: Final = Range(0, 2147483647)
+
+# ---- Kubernetes -----------------------------------------------------------------------
+PROBE_PERIOD: Final = Range(1, 3600)
+PROBE_TIMEOUT: Final = Range(1, 3600)
+PROBE_THRESHOLD: Final = Range(1, 100)
+PROBE_INITIAL_DELAY: Final = Range(0, 3600)
+GRACE: Final = Range(0, 86400)
+REPLICAS: Final = Range(0, 10000)
+MIN_READY: Final = Range(0, 86400)
+PROGRESS_DEADLINE: Final = Range(1, 86400)
+SECONDS: Final = Range(0, 86400)  # any other duration the model holds
+PERCENT: Final = Range(0, 100)
+
+# ---- Documented defaults (INVARIANTS.md) ----------------------------------------------
+# Per load-balancer kind: what the AWS Load Balancer Controller uses when an annotation is
+# absent, and how long the LB takes to act on (de)registration.
+LBC_DEFAULTS: Final = {
+    "alb": {"interval_s": 15, "timeout_s": 5, "healthy_threshold": 2, "unhealthy_threshold": 2,
+            "target_type": "instance", "idle_timeout_s": 60},
+    "nlb": {"interval_s": 10, "timeout_s": 10, "healthy_threshold": 3, "unhealthy_threshold": 3,
+            "target_type": "instance", "idle_timeout_s": NLB_TCP_IDLE_TIMEOUT},
+}
+AWS_API_DEFAULTS: Final = {
+    "alb": {"interval_s": 30, "timeout_s": 5, "healthy_threshold": 5, "unhealthy_threshold": 2},
+    "nlb": {"interval_s": 30, "timeout_s": 10, "healthy_threshold": 5, "unhealthy_threshold": 2},
+}
+DEREGISTRATION_DELAY_DEFAULT: Final = 300
+PROPAGATION_DEFAULTS: Final = {
+    "alb": {"deregistration_propagation_s": 15, "registration_propagation_s": 15},
+    "nlb": {"deregistration_propagation_s": 120, "registration_propagation_s": 120},
+}
+ENDPOINT_PROPAGATION_DEFAULT: Final = 10
+CONTROLLER_GATE_POLL_S: Final = 15  # LBC re-checks target health for readiness gates
+STATEFULSET_SCHEDULE_DEFAULT: Final = 10
+MARGIN_DEFAULT: Final = 5
+NATIVE_SLEEP_SINCE: Final = (1, 30)  # kubelet `sleep` lifecycle action is on by default
+
+K8S_DEFAULTS: Final = {
+    "grace_s": 30, "period_s": 10, "timeout_s": 1, "success_threshold": 1,
+    "failure_threshold": 3, "initial_delay_s": 0, "max_surge": "25%",
+    "max_unavailable": "25%", "min_ready_s": 0, "progress_deadline_s": 600,
+}

@@ -1,0 +1,398 @@
+"""The typed timing model: every number lockstep deploys or reasons about.
+
+Frozen pydantic v2 models with `extra="forbid"`. Units are in the field names (`_s` = whole
+seconds). Ranges come from `timing.limits` (the API limits), so an impossible value is
+rejected with its field path before any rule runs. Defaults exist only where they are the
+value that will be deployed (Kubernetes' own defaults, which `infra/` writes out
+explicitly) or a documented environmental fact (propagation delays, INVARIANTS.md);
+`lockstep plan` prints every resolved number.
+
+Cross-timeout rules are not here: they are plain functions in `timing.invariants`, and
+`Stack`'s validator only walks their registry and raises every error at once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    model_validator,
+)
+
+from timing import limits as L
+
+
+def _int(r: L.Range) -> Any:
+    return Annotated[int, Field(ge=r.lo, le=r.hi, strict=True)]
+
+
+Seconds = _int(L.SECONDS)
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+Percent = Annotated[str, StringConstraints(pattern=r"^(100|[1-9]?[0-9])%$")]
+IntOrPercent = Annotated[int, Field(ge=0, le=L.REPLICAS.hi, strict=True)] | Percent
+KubeVersion = Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{1,2}$")]
+RuleId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)+$")]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+# ---- application facts -----------------------------------------------------------------
+class AppFacts(Strict):
+    """What the application does; no manifest says it. `null` = unknown (rules that need
+    it are reported as skipped, never guessed)."""
+
+    warmup_s: Seconds | None = Field(description="start to first successful readiness check")
+    max_request_s: Seconds | None = Field(description="longest request the service serves")
+    max_recovery_s: Seconds | None = Field(description="agreed budget to regain LB health")
+    keepalive_s: Seconds | None = Field(description="server's idle keep-alive timeout")
+    catch_up_s: Seconds | None = Field(description="consumer lag catch-up after an outage")
+
+
+# ---- load balancer -----------------------------------------------------------------------
+class HealthCheck(Strict):
+    protocol: Literal["HTTP", "HTTPS", "TCP"]
+    path: str | None = Field(default=None, description="HTTP(S) only")
+    port: Literal["traffic-port"] | _int(L.PORT) = "traffic-port"
+    matcher: str | None = Field(default=None, description="HTTP codes, e.g. '200' (HTTP only)")
+    interval_s: _int(L.HC_INTERVAL)
+    timeout_s: _int(L.HC_TIMEOUT)
+    healthy_threshold: _int(L.HC_THRESHOLD)
+    unhealthy_threshold: _int(L.HC_THRESHOLD)
+
+
+RemovalPath = Literal["deregistration", "endpoints", "health_check"]
+
+
+class LoadBalancer(Strict):
+    kind: Literal["alb", "nlb"]
+    target_type: Literal["ip", "instance"]
+    protocol: Literal["HTTP", "HTTPS", "TCP", "TLS"]
+    port: _int(L.PORT) = Field(description="target group port (the container port for IP targets)")
+    vpc_id: str | None = None
+    attach_to_arn: str | None = Field(
+        default=None,
+        description="ALB listener ARN (a listener rule is created) or NLB load balancer ARN "
+        "(a listener is created); a target group attached to nothing never reports healthy",
+    )
+    listener_port: _int(L.PORT) | None = None
+    rule_priority: Annotated[int, Field(ge=1, le=50000, strict=True)] | None = None
+    path_patterns: tuple[str, ...] = ("/*",)
+    idle_timeout_s: _int(L.ALB_IDLE_TIMEOUT)
+    health_check: HealthCheck
+    deregistration_delay_s: _int(L.DEREGISTRATION_DELAY)
+    slow_start_s: _int(L.Range(0, L.SLOW_START.hi)) = 0
+    removal: tuple[RemovalPath, ...] = Field(min_length=1)
+    deregistration_propagation_s: _int(L.PROPAGATION)
+    registration_propagation_s: _int(L.PROPAGATION)
+    endpoint_propagation_s: _int(L.PROPAGATION) = L.ENDPOINT_PROPAGATION_DEFAULT
+
+    @model_validator(mode="before")
+    @classmethod
+    def _documented_defaults(cls, data: Any) -> Any:
+        # Propagation delays depend on the LB kind, and the removal path on the target type
+        # (INVARIANTS.md); fill them in so the frozen model holds the numbers rules use.
+        if isinstance(data, dict):
+            data = fill_lb_defaults(data)
+        return data
+
+
+def fill_lb_defaults(data: dict[str, Any]) -> dict[str, Any]:
+    kind = data.get("kind")
+    out = dict(data)
+    for key, value in L.PROPAGATION_DEFAULTS.get(kind, {}).items():
+        out.setdefault(key, value)
+    if "removal" not in out and out.get("target_type") in ("ip", "instance"):
+        out["removal"] = ("deregistration",) if out["target_type"] == "ip" else ("endpoints",)
+    if kind == "nlb" and out.get("protocol") in ("TCP", "TLS"):
+        out.setdefault("idle_timeout_s", L.NLB_TCP_IDLE_TIMEOUT)
+    return out
+
+
+# ---- probes ------------------------------------------------------------------------------
+class HttpGet(Strict):
+    path: str = Field(pattern=r"^/")
+    port: _int(L.PORT)
+    scheme: Literal["HTTP", "HTTPS"] = "HTTP"
+
+
+class TcpSocket(Strict):
+    port: _int(L.PORT)
+
+
+class Exec(Strict):
+    command: tuple[str, ...] = Field(min_length=1)
+
+
+class Grpc(Strict):
+    port: _int(L.PORT)
+
+
+class Probe(Strict):
+    http_get: HttpGet | None = None
+    tcp_socket: TcpSocket | None = None
+    exec: Exec | None = None
+    grpc: Grpc | None = None
+    initial_delay_s: _int(L.PROBE_INITIAL_DELAY) = L.K8S_DEFAULTS["initial_delay_s"]
+    period_s: _int(L.PROBE_PERIOD) = L.K8S_DEFAULTS["period_s"]
+    timeout_s: _int(L.PROBE_TIMEOUT) = L.K8S_DEFAULTS["timeout_s"]
+    success_threshold: _int(L.PROBE_THRESHOLD) = L.K8S_DEFAULTS["success_threshold"]
+    failure_threshold: _int(L.PROBE_THRESHOLD) = L.K8S_DEFAULTS["failure_threshold"]
+
+    @model_validator(mode="after")
+    def _one_handler(self) -> Probe:
+        handlers = [h for h in (self.http_get, self.tcp_socket, self.exec, self.grpc) if h]
+        if len(handlers) != 1:
+            raise ValueError("a probe needs exactly one handler: http_get, tcp_socket, exec or grpc")
+        return self
+
+
+class Probes(Strict):
+    startup: Probe | None = None
+    readiness: Probe | None = None
+    liveness: Probe | None = None
+
+    @model_validator(mode="after")
+    def _success_one(self) -> Probes:
+        # The Kubernetes API rejects any other value for these two probes.
+        for name in ("startup", "liveness"):
+            probe = getattr(self, name)
+            if probe is not None and probe.success_threshold != 1:
+                raise ValueError(f"{name}.success_threshold must be 1 (Kubernetes API rule)")
+        return self
+
+
+# ---- shutdown, rollout, disruption ---------------------------------------------------------
+class Shutdown(Strict):
+    drain_s: Seconds = Field(description="preStop sleep, or seconds served while failing the LB check")
+    finish_s: Seconds | None = Field(description="time to finish in-flight work after the server stops accepting")
+    grace_s: _int(L.GRACE) = Field(description="terminationGracePeriodSeconds")
+    node_termination_budget_s: Seconds | None = Field(
+        default=None, description="e.g. 120 for spot interruptions: caps the grace period")
+    prestop: Literal["sleep", "exec", "none"] | None = Field(
+        default=None,
+        description="null: the native `sleep` action on Kubernetes >= 1.30, `exec sleep` before",
+    )
+
+
+class Sidecar(Strict):
+    name: str = "istio-proxy"
+    drain_s: Seconds = Field(description="how long the mesh proxy keeps serving after SIGTERM")
+
+
+class Rollout(Strict):
+    max_surge: IntOrPercent = L.K8S_DEFAULTS["max_surge"]
+    max_unavailable: IntOrPercent = L.K8S_DEFAULTS["max_unavailable"]
+    min_ready_s: _int(L.MIN_READY) = L.K8S_DEFAULTS["min_ready_s"]
+    progress_deadline_s: _int(L.PROGRESS_DEADLINE) = L.K8S_DEFAULTS["progress_deadline_s"]
+
+
+class Pdb(Strict):
+    min_available: IntOrPercent | None = None
+    max_unavailable: IntOrPercent | None = None
+    selector: dict[str, str] | None = Field(
+        default=None, description="matchLabels; null: the workload's pod labels")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Pdb:
+        if (self.min_available is None) == (self.max_unavailable is None):
+            raise ValueError("set exactly one of min_available or max_unavailable")
+        return self
+
+
+class Hpa(Strict):
+    min_replicas: _int(L.Range(1, L.REPLICAS.hi))
+    max_replicas: _int(L.Range(1, L.REPLICAS.hi))
+    target_cpu_percent: _int(L.Range(1, 1000)) = 70
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Hpa:
+        if self.max_replicas < self.min_replicas:
+            raise ValueError("max_replicas must be >= min_replicas")
+        return self
+
+
+class ReadinessGate(Strict):
+    """The AWS Load Balancer Controller's pod readiness gate. The defaults are what `infra/`
+    deploys; `audit` and the policy pack fill them from what they observe."""
+
+    namespace_labelled: bool = True
+    injected_after_binding: bool = True
+
+
+class Resources(Strict):
+    cpu_request: str = "100m"
+    memory_request: str = "128Mi"
+    memory_limit: str | None = "512Mi"
+
+
+class Hardening(Strict):
+    run_as_non_root: bool = True
+    run_as_user: Annotated[int, Field(ge=1, le=2147483647)] | None = 10001
+    read_only_root_filesystem: bool = True
+    drop_all_capabilities: bool = True
+
+
+class Accept(Strict):
+    id: RuleId
+    reason: str = Field(min_length=3)
+
+
+# ---- services --------------------------------------------------------------------------
+class Service(Strict):
+    name: Name
+    namespace: Name = "default"
+    kind: Literal["Deployment", "StatefulSet"]
+    image: str = Field(min_length=1)
+    container_port: _int(L.PORT)
+    replicas: _int(L.REPLICAS) | None = Field(description="null only when an HPA owns them")
+    labels: dict[str, str] = Field(default_factory=dict, description="extra pod labels")
+    app: AppFacts
+    lb: LoadBalancer | None = None
+    probes: Probes
+    shutdown: Shutdown
+    sidecar: Sidecar | None = None
+    rollout: Rollout = Rollout()
+    pdb: Pdb | None = None
+    hpa: Hpa | None = None
+    readiness_gate: ReadinessGate | None = None
+    schedule_s: Seconds = Field(default=L.STATEFULSET_SCHEDULE_DEFAULT,
+                                description="StatefulSet: scheduling + image pull of a replacement")
+    resources: Resources = Resources()
+    hardening: Hardening = Hardening()
+    accept: tuple[Accept, ...] = ()
+
+    @model_validator(mode="after")
+    def _replicas_owner(self) -> Service:
+        if self.replicas is None and self.hpa is None:
+            raise ValueError("replicas is required unless an hpa owns the replica count")
+        return self
+
+
+# ---- watchdog, heartbeat ---------------------------------------------------------------------
+class Watchdog(Strict):
+    name: Name = "watchdog"
+    period_s: _int(L.Range(1, 86400))
+    failures_before_action: _int(L.Range(1, 100))
+    deploy_lock: str | None = Field(description="the lock the deploy takes too (e.g. a flock path)")
+    watches: tuple[Name, ...] = Field(min_length=1, description="services it may restart")
+
+
+class HeartbeatService(Strict):
+    name: Name = "heartbeat"
+    namespace: Name = "heartbeat"
+    image: str = Field(min_length=1)
+    replicas: _int(L.Range(1, 10))
+    port: _int(L.PORT) = 8080
+    observe_interval_s: _int(L.Range(1, 3600))
+    publish_interval_s: _int(L.Range(1, 3600))
+    client_timeout_s: _int(L.Range(1, 86400))
+    beat_ttl_s: _int(L.Range(1, 86400))
+    lease_duration_s: _int(L.Range(1, 3600)) = 15
+    lease_renew_deadline_s: _int(L.Range(1, 3600)) = 10
+    lease_retry_period_s: _int(L.Range(1, 3600)) = 2
+    warmup_s: Seconds
+    probes: Probes
+    min_ready_s: _int(L.MIN_READY) = 0
+    shutdown: Shutdown
+    rollout: Rollout = Rollout(max_surge=1, max_unavailable=0)
+    pdb: Pdb | None = Pdb(max_unavailable=1)
+    resources: Resources = Resources()
+    hardening: Hardening = Hardening()
+    commands_exchange: str = "lockstep.heartbeat.commands"
+    beats_exchange: str = "lockstep.heartbeat.beats"
+    broker_secret_key: str = Field(default="rabbitmq_url",
+                                   description="the `lockstep:` secret config key holding the AMQP URL")
+
+    @model_validator(mode="after")
+    def _lease_order(self) -> HeartbeatService:
+        # client-go's leader election refuses anything else.
+        if not (self.lease_duration_s > self.lease_renew_deadline_s > self.lease_retry_period_s):
+            raise ValueError("lease_duration_s > lease_renew_deadline_s > lease_retry_period_s required")
+        return self
+
+
+class AffectedPattern(Strict):
+    sport_ids: tuple[Annotated[int, Field(ge=0)], ...] = ()
+    match_statuses: tuple[str, ...] = ()
+    required_sources: tuple[str, ...] = ()
+    extra: dict[str, tuple[str | int, ...]] = Field(default_factory=dict)
+
+
+class HeartbeatSpec(Strict):
+    name: Name
+    service: Name = Field(description="the watched service (a stack service name)")
+    loss_time_s: _int(L.Range(1, 86400))
+    recovery_time_s: Seconds
+    max_outage_s: _int(L.Range(1, 86400))
+    affected: AffectedPattern
+
+
+# ---- regional failover -------------------------------------------------------------------------
+class Region(Strict):
+    name: Name
+    aws_region: str = Field(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
+    role: Literal["primary", "secondary"]
+    endpoint: str = Field(min_length=1, description="hostname clients connect to in this region")
+    health_path: str = Field(default="/api/health", pattern=r"^/")
+    health_port: _int(L.PORT) = 443
+    weight: _int(L.Range(0, 255)) = 1
+    lb_dns_name: str | None = Field(default=None, description="alias target (dns mode, alias records)")
+    lb_zone_id: str | None = None
+
+
+class Failover(Strict):
+    mode: Literal["negotiate", "dns"]
+    routing: Literal["failover", "weighted"] = "failover"
+    entry_service: Name = Field(description="the regional entry service (a stack service name)")
+    check_interval_s: _int(L.Range(1, 3600)) = Field(description="negotiate: poll; dns: Route 53 request interval")
+    failure_threshold: _int(L.Range(1, 100))
+    ttl_s: _int(L.DNS_TTL) | None = Field(default=None, description="dns, non-alias records only")
+    alias: bool = False
+    client_reconnect_s: Seconds
+    rto_s: _int(L.Range(1, 86400))
+    failback_checks: _int(L.Range(1, 100)) = Field(description="passing checks before the primary is used again")
+    failback_close: Literal["never", "staggered", "immediate"] = "staggered"
+    hosted_zone_id: str | None = None
+    record_name: str | None = None
+    regions: tuple[Region, ...] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _shape(self) -> Failover:
+        if self.mode == "dns" and not self.alias and self.ttl_s is None:
+            raise ValueError("dns mode without alias records needs ttl_s")
+        if self.alias and self.ttl_s not in (None, L.R53_ALIAS_TTL):
+            raise ValueError(f"alias records have a fixed {L.R53_ALIAS_TTL}s TTL: leave ttl_s unset")
+        if self.routing == "failover" and sorted(r.role for r in self.regions) != ["primary", "secondary"]:
+            raise ValueError("failover routing needs exactly one primary and one secondary region")
+        return self
+
+
+# ---- the stack ---------------------------------------------------------------------------------
+class Stack(Strict):
+    margin_s: _int(L.Range(0, 3600)) = L.MARGIN_DEFAULT
+    kubernetes_version: KubeVersion
+    services: tuple[Service, ...] = Field(min_length=1)
+    watchdog: Watchdog | None = None
+    heartbeat: HeartbeatService | None = None
+    heartbeat_specs: tuple[HeartbeatSpec, ...] = ()
+    failover: Failover | None = None
+
+    @model_validator(mode="after")
+    def _references_and_invariants(self, info: ValidationInfo) -> Stack:
+        from timing.references import reference_errors
+
+        problems = reference_errors(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        if not (info.context or {}).get("skip_invariants"):
+            from timing.invariants import raise_errors
+
+            raise_errors(self)
+        return self

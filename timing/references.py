@@ -1,0 +1,42 @@
+"""Structural checks of a stack: names are unique and every reference resolves.
+
+These are input errors (exit 2), not timing findings: a spec watching a service that does
+not exist cannot be judged at all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from timing.model import Stack
+
+
+def reference_errors(stack: Stack) -> list[str]:
+    problems: list[str] = []
+    names = [s.name for s in stack.services]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        problems.append(f"services: duplicate name(s) {', '.join(dupes)}")
+    known = set(names)
+    specs = [s.name for s in stack.heartbeat_specs]
+    for dupe in sorted({n for n in specs if specs.count(n) > 1}):
+        problems.append(f"heartbeat_specs: duplicate name {dupe}")
+    for i, spec in enumerate(stack.heartbeat_specs):
+        if spec.service not in known:
+            problems.append(f"heartbeat_specs.{i}.service: unknown service {spec.service!r} "
+                            f"(known: {', '.join(sorted(known))})")
+    if stack.heartbeat_specs and stack.heartbeat is None:
+        problems.append("heartbeat: heartbeat_specs are set but no heartbeat service is declared")
+    if stack.watchdog is not None:
+        for i, watched in enumerate(stack.watchdog.watches):
+            if watched not in known:
+                problems.append(f"watchdog.watches.{i}: unknown service {watched!r}")
+    if stack.failover is not None and stack.failover.entry_service not in known:
+        problems.append(f"failover.entry_service: unknown service {stack.failover.entry_service!r}")
+    for i, svc in enumerate(stack.services):
+        if svc.hpa is not None and svc.kind == "StatefulSet":
+            pass  # allowed: HPAs scale StatefulSets too
+        if svc.readiness_gate is not None and svc.lb is None:
+            problems.append(f"services.{i}.readiness_gate: needs an lb (the gate reports target health)")
+    return problems
