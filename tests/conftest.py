@@ -1,0 +1,15 @@
+"""Shared test set-up: hypothesis profiles chosen by HYPOTHESIS_PROFILE (dev|ci|mutmut)."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("ci", max_examples=150, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+# Under mutmut every test runs once per mutant: derandomized, few examples, no database.
+settings.register_profile("mutmut", max_examples=25, deadline=None, derandomize=True,
+                          database=None, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
