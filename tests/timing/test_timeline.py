@@ -1,0 +1,206 @@
+"""Timelines are the derived times laid out in order: pinned exactly on the example stack."""
+
+from __future__ import annotations
+
+import pytest
+
+from timing.config import read_stack_file
+from timing.timeline import (
+    Span,
+    Timeline,
+    derived_times,
+    drain_timeline,
+    failover_timeline,
+    failure_timeline,
+    recovery_timeline,
+    render_mermaid,
+    render_text,
+    rollout_timeline,
+    stack_timelines,
+)
+
+
+@pytest.fixture(scope="module")
+def stack():
+    return read_stack_file(None)
+
+
+def svc(stack, name):
+    return next(s for s in stack.services if s.name == name)
+
+
+def spec(stack, name):
+    return next(s for s in stack.heartbeat_specs if s.name == name)
+
+
+def test_drain_handshake_orders_lb_detection_before_the_server_stops_listening(stack):
+    tl = drain_timeline(svc(stack, "api"))
+    assert tl.title == "api: drain handshake"
+    assert tl.spans == (
+        Span(0, 20, "serving while leaving (drain)", "shutdown.drain_s"),
+        Span(0, 15, "LB still sends new requests", "deregistration: lb.deregistration_propagation_s"),
+        Span(20, 20, "server stops listening"),
+        Span(20, 50, "finishing in-flight work", "shutdown.finish_s"),
+        Span(50, 50, "process exits"),
+        Span(60, 60, "kill (grace ends)", "shutdown.grace_s"),
+    )
+    assert tl.end_s == 60
+
+
+def test_drain_of_a_service_without_load_balancer_has_no_lb_span(stack):
+    tl = drain_timeline(svc(stack, "football-feed"))
+    assert [s.label for s in tl.spans] == [
+        "serving while leaving (drain)", "server stops listening", "finishing in-flight work",
+        "process exits", "kill (grace ends)"]
+    assert tl.spans[-1] == Span(30, 30, "kill (grace ends)", "shutdown.grace_s")
+
+
+def test_node_termination_budget_moves_the_kill_forward(stack):
+    api = svc(stack, "api")
+    capped = api.model_copy(update={"shutdown": api.shutdown.model_copy(
+        update={"node_termination_budget_s": 55})})
+    assert drain_timeline(capped).spans[-1] == Span(55, 55, "kill (grace ends)",
+                                                    "shutdown.node_termination_budget_s")
+
+
+def test_deployment_rollout_runs_one_wave_per_surge_then_drains_the_last_old_pods(stack):
+    tl = rollout_timeline(svc(stack, "api"))
+    assert tl.title == "api: rolling deploy"
+    assert tl.spans == (
+        Span(0, 54, "wave 1: up to 1 new pods ready"),
+        Span(54, 108, "wave 2: up to 1 new pods ready"),
+        Span(108, 162, "wave 3: up to 1 new pods ready"),
+        Span(162, 212, "last old pods drain and stop"),
+        Span(212, 212, "rollout complete",
+             "ceil(replicas 3 / 1 per wave) × pod_ready 54 + stop 50"),
+    )
+
+
+def test_surge_of_two_halves_the_waves(stack):
+    api = svc(stack, "api")
+    wide = api.model_copy(update={"rollout": api.rollout.model_copy(update={"max_surge": 2})})
+    labels = [s.label for s in rollout_timeline(wide).spans]
+    assert labels[:2] == ["wave 1: up to 2 new pods ready", "wave 2: up to 2 new pods ready"]
+    assert rollout_timeline(wide).spans[2] == Span(108, 158, "last old pods drain and stop")
+
+
+def test_statefulset_rollout_replaces_from_the_highest_ordinal_one_at_a_time(stack):
+    tl = rollout_timeline(svc(stack, "basketball-feed"))
+    assert tl.spans == (
+        Span(0, 60, "replace basketball-feed-2"),
+        Span(60, 120, "replace basketball-feed-1"),
+        Span(120, 180, "replace basketball-feed-0"),
+        Span(180, 180, "rollout complete", "replicas 3 × replace_time 60"),
+    )
+
+
+def test_failure_blocks_the_scope_after_loss_time_plus_one_observation(stack):
+    tl = failure_timeline(spec(stack, "football-live"), svc(stack, "football-feed"), stack.heartbeat)
+    assert tl.title == "football-live (football-feed): failure to block"
+    assert tl.spans == (
+        Span(0, 5, "first observation sees the failure", "heartbeat.observe_interval_s"),
+        Span(0, 125, "unhealthy for loss_time (+ one observation)", "loss_time_s"),
+        Span(125, 125, "block command confirmed for football-live"),
+        Span(125, 130, "next beat reports the scope blocked", "heartbeat.publish_interval_s"),
+        Span(300, 300, "outage budget ends", "max_outage_s"),
+    )
+
+
+def test_recovery_waits_for_the_load_balancer_and_recovery_time(stack):
+    tl = recovery_timeline(spec(stack, "basketball-live"), svc(stack, "basketball-feed"), stack.heartbeat)
+    assert tl.spans == (
+        Span(0, 30, "LB routes to the service again",
+             "lb.health_check.interval_s 10 × lb.health_check.healthy_threshold 3"),
+        Span(0, 65, "healthy for recovery_time (+ one observation)", "recovery_time_s"),
+        Span(65, 65, "unblock command for basketball-live"),
+    )
+    no_lb = recovery_timeline(spec(stack, "football-live"), svc(stack, "football-feed"), stack.heartbeat)
+    assert no_lb.title == "football-live (football-feed): recovery to unblock"
+    assert len(no_lb.spans) == 2
+
+
+def test_dns_failover_waits_for_detection_ttl_and_reconnect(stack):
+    tl = failover_timeline(stack.failover)
+    assert tl.title == "failover (dns): region loss to clients served"
+    assert tl.spans == (
+        Span(0, 30, "health checks fail (interval × failures)", "failover.check_interval_s"),
+        Span(30, 90, "resolvers keep the old answer (TTL)", "failover.ttl_s"),
+        Span(90, 100, "clients reconnect", "failover.client_reconnect_s"),
+        Span(100, 100, "clients served by the other region",
+             "detect 30 + failover.ttl_s 60 + failover.client_reconnect_s 10"),
+        Span(120, 120, "recovery time objective", "failover.rto_s"),
+    )
+
+
+def test_negotiate_failover_has_no_dns_ttl(stack):
+    fo = stack.failover.model_copy(update={"mode": "negotiate"})
+    tl = failover_timeline(fo)
+    assert tl.spans[1] == Span(30, 30, "negotiate returns the secondary endpoint")
+    assert tl.spans[2] == Span(30, 40, "clients reconnect", "failover.client_reconnect_s")
+    assert tl.spans[3].start_s == 40
+
+
+def test_alias_records_use_the_fixed_sixty_second_ttl(stack):
+    fo = stack.failover.model_copy(update={"alias": True, "ttl_s": None})
+    assert failover_timeline(fo).spans[1] == Span(30, 90, "resolvers keep the old answer (TTL)",
+                                                  "alias record: fixed")
+
+
+def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
+    titles = [t.title for t in stack_timelines(stack)]
+    assert titles == [
+        "api: drain handshake", "api: rolling deploy",
+        "football-feed: drain handshake", "football-feed: rolling deploy",
+        "basketball-feed: drain handshake", "basketball-feed: rolling deploy",
+        "football-live (football-feed): failure to block",
+        "football-live (football-feed): recovery to unblock",
+        "basketball-live (basketball-feed): failure to block",
+        "basketball-live (basketball-feed): recovery to unblock",
+        "failover (dns): region loss to clients served",
+    ]
+    bare = stack.model_copy(update={"heartbeat": None, "heartbeat_specs": (), "failover": None})
+    assert len(stack_timelines(bare)) == 6
+
+
+def test_text_rendering_sorts_by_time_and_names_sources():
+    tl = Timeline("x: demo", (Span(5, 5, "b"), Span(0, 10, "a", "f.a_s"), Span(0, 3, "c")))
+    assert render_text(tl) == (
+        "x: demo\n"
+        "  t=0s..3s       c\n"
+        "  t=0s..10s      a  (f.a_s)\n"
+        "  t=5s           b")
+
+
+def test_mermaid_gantt_uses_seconds_and_escapes_label_terminators():
+    tl = Timeline("svc: drain", (Span(0, 20, "wave 1: go #1; now"), Span(20, 20, "stop")))
+    assert render_mermaid([tl]) == (
+        "gantt\n"
+        "  dateFormat X\n"
+        "  axisFormat %M:%S\n"
+        "  section svc  drain\n"
+        "  wave 1  go no.1, now :t0_0, 0, 20s\n"
+        "  stop :milestone, t0_1, 20, 0s")
+
+
+def test_derived_times_of_the_example(stack):
+    times = derived_times(stack)
+    assert times["api"] == {
+        "drain": 20, "stop": 50, "grace": 60, "pod_ready": 54, "replace_time": 54,
+        "rollout_time": 212, "lb_detect": 15, "lb_admit_new": 39, "lb_recover": 10,
+        "startup_tolerance": 25, "unready_after": 10, "kill_tolerance": 20}
+    assert times["football-feed"] == {
+        "drain": 0, "stop": 20, "grace": 30, "pod_ready": 30, "replace_time": 30,
+        "rollout_time": 80, "startup_tolerance": 50, "unready_after": 15, "kill_tolerance": 20}
+    assert times["basketball-feed"]["replace_time"] == 60
+    assert times["basketball-feed"]["lb_admit_new"] == 140
+    assert times["failover"] == {"failover_time": 100}
+
+
+def test_derived_times_omit_probe_times_a_service_does_not_have(stack):
+    feed = svc(stack, "football-feed")
+    bare = feed.model_copy(update={"probes": feed.probes.model_copy(
+        update={"readiness": None, "liveness": None})})
+    lone = stack.model_copy(update={"services": (bare,), "heartbeat": None, "heartbeat_specs": (),
+                                    "failover": None, "watchdog": None})
+    assert set(derived_times(lone)["football-feed"]) == {
+        "drain", "stop", "grace", "pod_ready", "replace_time", "rollout_time"}

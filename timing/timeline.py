@@ -1,0 +1,180 @@
+"""Timelines: what happens, second by second, in a drain, a rollout, a failure and a failover.
+
+Built only from the derived times of `timing.derived` (never re-computed here), so the
+plan a reviewer reads is the arithmetic the rules judge. `lockstep plan` prints them as
+text and as a Mermaid gantt chart for pull-request comments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from timing import derived as d
+from timing.findings import Term
+from timing.model import Failover, HeartbeatService, HeartbeatSpec, Service, Stack
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Something that lasts from `start_s` to `end_s` (equal for an instant)."""
+
+    start_s: int
+    end_s: int
+    label: str
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    title: str
+    spans: tuple[Span, ...]
+
+    @property
+    def end_s(self) -> int:
+        return max(s.end_s for s in self.spans)
+
+
+def _v(term: Term) -> int:
+    return int(term.value)
+
+
+def drain_timeline(svc: Service) -> Timeline:
+    """SIGTERM/preStop → LB stops sending → server stops listening → in-flight done → kill."""
+    drain, stop, grace = _v(d.drain(svc)), _v(d.stop(svc)), _v(d.grace(svc))
+    spans = [Span(0, drain, "serving while leaving (drain)", "shutdown.drain_s")]
+    if svc.lb is not None:
+        detect = d.lb_detect(svc.lb)
+        spans.append(Span(0, _v(detect), "LB still sends new requests", detect.source))
+    spans.append(Span(drain, drain, "server stops listening"))
+    spans.append(Span(drain, stop, "finishing in-flight work", "shutdown.finish_s"))
+    spans.append(Span(stop, stop, "process exits"))
+    spans.append(Span(grace, grace, "kill (grace ends)", d.grace(svc).source))
+    return Timeline(f"{svc.name}: drain handshake", tuple(spans))
+
+
+def rollout_timeline(svc: Service) -> Timeline:
+    """One wave per surge (Deployment) or one pod at a time (StatefulSet)."""
+    n = d.replicas(svc)
+    ready, end = _v(d.pod_ready(svc)), _v(d.stop(svc))
+    spans = []
+    if svc.kind == "StatefulSet":
+        slot = _v(d.replace_time(svc))
+        for i in range(n):
+            # Pods are replaced from the highest ordinal down, each only after the last is ready.
+            spans.append(Span(i * slot, (i + 1) * slot, f"replace {svc.name}-{n - 1 - i}"))
+    else:
+        step = max(d.surge_pods(svc), d.unavailable_pods(svc), 1)
+        waves = d.ceil_div(n, step)
+        for i in range(waves):
+            spans.append(Span(i * ready, (i + 1) * ready, f"wave {i + 1}: up to {step} new pods ready"))
+        spans.append(Span(waves * ready, waves * ready + end, "last old pods drain and stop"))
+    total = d.rollout_time(svc)
+    spans.append(Span(_v(total), _v(total), "rollout complete", total.source))
+    return Timeline(f"{svc.name}: rolling deploy", tuple(spans))
+
+
+def failure_timeline(spec: HeartbeatSpec, svc: Service, hb: HeartbeatService) -> Timeline:
+    """A real failure of the watched service, to its scope blocked and clients told."""
+    observe, publish = hb.observe_interval_s, hb.publish_interval_s
+    block = spec.loss_time_s + observe  # loss seen at the first observation after loss_time
+    spans = [
+        Span(0, observe, "first observation sees the failure", "heartbeat.observe_interval_s"),
+        Span(0, block, "unhealthy for loss_time (+ one observation)", "loss_time_s"),
+        Span(block, block, f"block command confirmed for {spec.name}"),
+        Span(block, block + publish, "next beat reports the scope blocked", "heartbeat.publish_interval_s"),
+        Span(spec.max_outage_s, spec.max_outage_s, "outage budget ends", "max_outage_s"),
+    ]
+    return Timeline(f"{spec.name} ({svc.name}): failure to block", tuple(spans))
+
+
+def recovery_timeline(spec: HeartbeatSpec, svc: Service, hb: HeartbeatService) -> Timeline:
+    unblock = spec.recovery_time_s + hb.observe_interval_s
+    spans = [Span(0, unblock, "healthy for recovery_time (+ one observation)", "recovery_time_s"),
+             Span(unblock, unblock, f"unblock command for {spec.name}")]
+    if svc.lb is not None:
+        back = d.lb_recover(svc.lb)
+        spans.insert(0, Span(0, _v(back), "LB routes to the service again", back.source))
+    return Timeline(f"{spec.name} ({svc.name}): recovery to unblock", tuple(spans))
+
+
+def failover_timeline(fo: Failover) -> Timeline:
+    detect = fo.check_interval_s * fo.failure_threshold
+    spans = [Span(0, detect, "health checks fail (interval × failures)", "failover.check_interval_s")]
+    at = detect
+    if fo.mode == "dns":
+        ttl = _v(d.failover_ttl(fo))
+        spans.append(Span(at, at + ttl, "resolvers keep the old answer (TTL)", d.failover_ttl(fo).source))
+        at += ttl
+    else:
+        spans.append(Span(at, at, "negotiate returns the secondary endpoint"))
+    spans.append(Span(at, at + fo.client_reconnect_s, "clients reconnect", "failover.client_reconnect_s"))
+    total = d.failover_time(fo)
+    spans.append(Span(_v(total), _v(total), "clients served by the other region", total.source))
+    spans.append(Span(fo.rto_s, fo.rto_s, "recovery time objective", "failover.rto_s"))
+    return Timeline(f"failover ({fo.mode}): region loss to clients served", tuple(spans))
+
+
+def stack_timelines(stack: Stack) -> list[Timeline]:
+    out: list[Timeline] = []
+    for svc in stack.services:
+        out.append(drain_timeline(svc))
+        out.append(rollout_timeline(svc))
+    if stack.heartbeat is not None:
+        by_name = {s.name: s for s in stack.services}
+        for spec in stack.heartbeat_specs:
+            out.append(failure_timeline(spec, by_name[spec.service], stack.heartbeat))
+            out.append(recovery_timeline(spec, by_name[spec.service], stack.heartbeat))
+    if stack.failover is not None:
+        out.append(failover_timeline(stack.failover))
+    return out
+
+
+def render_text(tl: Timeline) -> str:
+    lines = [tl.title]
+    for s in sorted(tl.spans, key=lambda s: (s.start_s, s.end_s)):
+        when = f"t={s.start_s}s" if s.start_s == s.end_s else f"t={s.start_s}s..{s.end_s}s"
+        src = f"  ({s.source})" if s.source else ""
+        lines.append(f"  {when:<14} {s.label}{src}")
+    return "\n".join(lines)
+
+
+def _mermaid_label(text: str) -> str:
+    # ':' and '#' end a task label in Mermaid's gantt grammar.
+    return text.replace(":", " ").replace("#", "no.").replace(";", ",")
+
+
+def render_mermaid(timelines: list[Timeline]) -> str:
+    lines = ["gantt", "  dateFormat X", "  axisFormat %M:%S"]
+    for i, tl in enumerate(timelines):
+        lines.append(f"  section {_mermaid_label(tl.title)}")
+        for j, s in enumerate(tl.spans):
+            ident = f"t{i}_{j}"
+            if s.start_s == s.end_s:
+                lines.append(f"  {_mermaid_label(s.label)} :milestone, {ident}, {s.start_s}, 0s")
+            else:
+                lines.append(f"  {_mermaid_label(s.label)} :{ident}, {s.start_s}, {s.end_s - s.start_s}s")
+    return "\n".join(lines)
+
+
+def derived_times(stack: Stack) -> dict[str, dict[str, int]]:
+    """Every derived time of INVARIANTS.md per service (for `plan --format json`)."""
+    out: dict[str, dict[str, int]] = {}
+    for svc in stack.services:
+        times = {"drain": d.drain(svc), "stop": d.stop(svc), "grace": d.grace(svc),
+                 "pod_ready": d.pod_ready(svc), "replace_time": d.replace_time(svc),
+                 "rollout_time": d.rollout_time(svc)}
+        if svc.lb is not None:
+            times.update(lb_detect=d.lb_detect(svc.lb),
+                         lb_admit_new=d.lb_admit_new(svc.lb, svc.readiness_gate is not None),
+                         lb_recover=d.lb_recover(svc.lb))
+        startup = d.startup_tolerance(svc)
+        if startup is not None:
+            times["startup_tolerance"] = startup
+        if svc.probes.readiness is not None:
+            times["unready_after"] = d.unready_after(svc.probes.readiness)
+        if svc.probes.liveness is not None:
+            times["kill_tolerance"] = d.kill_tolerance(svc.probes.liveness)
+        out[svc.name] = {k: _v(t) for k, t in times.items()}
+    if stack.failover is not None:
+        out["failover"] = {"failover_time": _v(d.failover_time(stack.failover))}
+    return out
