@@ -1,0 +1,179 @@
+"""Hypothesis strategies and helpers that build `Stack`s from the compliant example.
+
+Every stack here starts from `Pulumi.example.yaml` (which passes every rule) and changes a
+few numbers through dotted paths (`services.0.shutdown.drain_s`), so a test states only
+what it changes. Strategies refuse impossible bounds (`InvalidArgument`) instead of
+silently generating nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+import yaml
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from timing.config import EXAMPLE, lockstep_values
+from timing.findings import Finding
+from timing.invariants import errors, evaluate
+from timing.model import Stack
+
+# Indices of the example's services (the example file is the fixture).
+API, FOOTBALL, BASKETBALL = 0, 1, 2
+
+
+@functools.lru_cache(maxsize=1)
+def _example_values() -> dict[str, Any]:
+    return lockstep_values(yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))["config"])
+
+
+def base() -> dict[str, Any]:
+    """A fresh, mutable copy of the example stack's `lockstep:` values."""
+    return copy.deepcopy(_example_values())
+
+
+def _walk(values: Any, path: str) -> tuple[Any, str | int]:
+    *parents, last = path.split(".")
+    node = values
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+    return node, (int(last) if isinstance(node, list) else last)
+
+
+def edit(values: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """Apply `{dotted.path: value}` changes; the value `DELETE` removes the key."""
+    out = copy.deepcopy(values)
+    for path, value in changes.items():
+        node, key = _walk(out, path)
+        if value is DELETE:
+            node.pop(key, None)
+        else:
+            node[key] = value
+    return out
+
+
+DELETE = object()
+
+
+def build(changes: dict[str, Any] | None = None, values: dict[str, Any] | None = None) -> Stack:
+    """The example with `changes`, validated for shape only (rules are judged separately)."""
+    data = edit(base() if values is None else values, changes or {})
+    return Stack.model_validate(data, context={"skip_invariants": True})
+
+
+def error_ids(stack: Stack) -> set[str]:
+    return {f.id for f in errors(evaluate(stack))}
+
+
+def findings_of(stack: Stack, rule: str, subject: str | None = None) -> list[Finding]:
+    return [f for f in evaluate(stack) if f.id == rule and (subject is None or f.subject == subject)]
+
+
+def only(stack: Stack, rule: str, subject: str | None = None) -> Finding:
+    """The single finding of `rule` (for `subject`); fails loudly when there are several."""
+    found = findings_of(stack, rule, subject)
+    assert len(found) == 1, [f.render() for f in found]
+    return found[0]
+
+
+# ---- strategies ---------------------------------------------------------------------------
+def seconds(lo: int, hi: int) -> st.SearchStrategy[int]:
+    """Whole seconds in [lo, hi]; an empty interval is a bug in the test, not a skip."""
+    if lo > hi:
+        raise InvalidArgument(f"seconds({lo}, {hi}): empty range, nothing satisfies it")
+    return st.integers(lo, hi)
+
+
+def around(value: int, spread: int, lo: int, hi: int) -> st.SearchStrategy[int]:
+    """Values near `value` (boundaries are where rules break), clipped to the API range."""
+    a, b = max(lo, value - spread), min(hi, value + spread)
+    return st.sampled_from([value]) | seconds(a, b)
+
+
+# Knobs the broad strategy turns: path -> (spread, api lo, api hi). Centred on the example,
+# so a good share of draws stays compliant and a good share crosses a boundary.
+KNOBS: dict[str, tuple[int, int, int]] = {
+    "margin_s": (3, 0, 3600),
+    # api: ALB, IP targets, readiness gate, HPA
+    "services.0.app.warmup_s": (10, 0, 86400),
+    "services.0.app.max_request_s": (10, 0, 86400),
+    "services.0.app.max_recovery_s": (25, 0, 86400),
+    "services.0.app.keepalive_s": (20, 0, 86400),
+    "services.0.lb.idle_timeout_s": (20, 1, 4000),
+    "services.0.lb.health_check.interval_s": (3, 5, 300),
+    "services.0.lb.health_check.timeout_s": (2, 2, 120),
+    "services.0.lb.health_check.healthy_threshold": (3, 2, 10),
+    "services.0.lb.deregistration_delay_s": (20, 0, 3600),
+    "services.0.lb.deregistration_propagation_s": (5, 0, 3600),
+    "services.0.lb.registration_propagation_s": (5, 0, 3600),
+    "services.0.shutdown.drain_s": (5, 0, 86400),
+    "services.0.shutdown.finish_s": (5, 0, 86400),
+    "services.0.shutdown.grace_s": (10, 0, 86400),
+    "services.0.probes.startup.failure_threshold": (4, 1, 100),
+    "services.0.probes.readiness.failure_threshold": (2, 1, 100),
+    "services.0.probes.liveness.failure_threshold": (2, 1, 100),
+    "services.0.hpa.min_replicas": (2, 1, 12),
+    "services.0.pdb.min_available": (2, 0, 10000),
+    # football-feed: no LB, heartbeat-watched Deployment
+    "services.1.app.warmup_s": (30, 0, 86400),
+    "services.1.app.catch_up_s": (40, 0, 86400),
+    "services.1.replicas": (2, 0, 10000),
+    "services.1.shutdown.finish_s": (10, 0, 86400),
+    "services.1.shutdown.grace_s": (10, 0, 86400),
+    "services.1.probes.readiness.period_s": (5, 1, 3600),
+    "services.1.probes.liveness.period_s": (5, 1, 3600),
+    "services.1.rollout.min_ready_s": (5, 0, 86400),
+    "services.1.rollout.progress_deadline_s": (280, 1, 86400),
+    # basketball-feed: NLB instance targets, StatefulSet
+    "services.2.replicas": (2, 0, 10000),
+    "services.2.lb.endpoint_propagation_s": (10, 0, 3600),
+    "services.2.lb.health_check.healthy_threshold": (3, 2, 10),
+    "services.2.shutdown.drain_s": (5, 0, 86400),
+    "services.2.shutdown.grace_s": (10, 0, 86400),
+    "services.2.probes.startup.failure_threshold": (5, 1, 100),
+    # watchdog, heartbeat, specs, failover
+    "watchdog.period_s": (40, 1, 86400),
+    "watchdog.failures_before_action": (3, 1, 100),
+    "heartbeat.observe_interval_s": (10, 1, 3600),
+    "heartbeat.publish_interval_s": (8, 1, 3600),
+    "heartbeat.client_timeout_s": (15, 1, 86400),
+    "heartbeat.beat_ttl_s": (10, 1, 86400),
+    "heartbeat.replicas": (1, 1, 10),
+    "heartbeat_specs.0.loss_time_s": (100, 1, 86400),
+    "heartbeat_specs.0.recovery_time_s": (40, 0, 86400),
+    "heartbeat_specs.1.loss_time_s": (30, 1, 86400),
+    "heartbeat_specs.1.max_outage_s": (90, 1, 86400),
+    "failover.check_interval_s": (20, 1, 3600),
+    "failover.failure_threshold": (3, 1, 100),
+    "failover.client_reconnect_s": (30, 0, 86400),
+    "failover.rto_s": (40, 1, 86400),
+    "failover.failback_checks": (2, 1, 100),
+}
+
+
+@st.composite
+def varied_values(draw: st.DrawFn, knobs: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The example with some knobs turned: valid in shape (API ranges), any rule may break."""
+    values = base()
+    names = tuple(KNOBS) if knobs is None else knobs
+    for path in names:
+        node, key = _walk(values, path)
+        spread, lo, hi = KNOBS[path]
+        node[key] = draw(around(node[key], spread, lo, hi), label=path)
+    return values
+
+
+def varied_stacks(knobs: tuple[str, ...] | None = None) -> st.SearchStrategy[Stack]:
+    return varied_values(knobs).map(
+        lambda v: Stack.model_validate(v, context={"skip_invariants": True}))
+
+
+def knobs_under(prefix: str) -> tuple[str, ...]:
+    """The knobs whose path starts with `prefix` (refuses a prefix that matches none)."""
+    found = tuple(k for k in KNOBS if k.startswith(prefix))
+    if not found:
+        raise InvalidArgument(f"no knob under {prefix!r}")
+    return found
