@@ -14,7 +14,7 @@ from timing import limits as L
 from timing.findings import Term
 
 if TYPE_CHECKING:
-    from timing.model import HeartbeatService, LoadBalancer, Probe, Service, Failover
+    from timing.model import Failover, HeartbeatService, LoadBalancer, Probe, Service, Shutdown
 
 
 def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
@@ -236,3 +236,25 @@ def failover_tolerance(fo: Failover) -> Term:
     return Term("tolerance", (fo.failure_threshold - 1) * fo.check_interval_s,
                 f"(failover.failure_threshold {fo.failure_threshold} - 1) × "
                 f"failover.check_interval_s {fo.check_interval_s}")
+
+
+# ---- what infra/ deploys -------------------------------------------------------------------------
+def kube_version(text: str) -> tuple[int, int]:
+    """"1.30" → (1, 30), comparable with `limits.NATIVE_SLEEP_SINCE`."""
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+def prestop_action(shutdown: Shutdown, kubernetes_version: str) -> str:
+    """The preStop handler that carries the drain: "sleep" (the kubelet's native action),
+    "exec" (`sleep N` in the container) or "none".
+
+    `shutdown.prestop` wins when set. Otherwise the native action on clusters that have it
+    (`limits.NATIVE_SLEEP_SINCE`): an exec sleep needs a sleep binary, and on distroless
+    images its absence silently turns the drain into 0. A zero drain needs no hook at all
+    (older kubelets reject a zero-second sleep action)."""
+    if shutdown.prestop is not None:
+        return shutdown.prestop
+    if shutdown.drain_s == 0:
+        return "none"
+    return "sleep" if kube_version(kubernetes_version) >= L.NATIVE_SLEEP_SINCE else "exec"

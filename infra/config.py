@@ -1,0 +1,88 @@
+"""Pulumi stack config → the frozen timing model, once, before any resource exists.
+
+`pulumi.Config` hands every value over as a string: structured keys (services, heartbeat,
+...) as JSON, scalars as their text. Which is which comes from the model's own field types,
+so a new top-level key needs no change here. Numbers are never defaulted here: a key that
+is not set is left out and the model's default (if it has one) applies.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+
+from timing.config import NAMESPACE, ConfigError, stack_from_config
+from timing.invariants import raise_errors
+from timing.model import Stack
+
+# Keys whose config value is a plain string, not JSON ("1.30" must not become 1.3).
+TEXT_KEYS = frozenset(name for name, f in Stack.model_fields.items() if f.annotation is str)
+
+
+def read_values(config: pulumi.Config) -> dict[str, Any]:
+    """The `lockstep:` values of the running stack, namespace stripped, as the model
+    takes them."""
+    values: dict[str, Any] = {}
+    for name in Stack.model_fields:
+        raw = config.get(name)
+        if raw is None:
+            continue
+        if name in TEXT_KEYS:
+            values[name] = raw
+            continue
+        try:
+            values[name] = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise ConfigError([f"{NAMESPACE}:{name}: not valid YAML/JSON ({err.msg})"]) from None
+    return values
+
+
+def deployable_errors(stack: Stack) -> list[str]:
+    """What the model may leave open but a real deployment needs (input errors, exit 2).
+    Kept here, not in the model: `check`, `plan` and `audit` judge partial stacks too."""
+    problems: list[str] = []
+    for i, svc in enumerate(stack.services):
+        lb = svc.lb
+        if lb is None:
+            continue
+        where = f"{NAMESPACE}:services.{i}.lb"
+        if lb.vpc_id is None:
+            problems.append(f"{where}.vpc_id: required to create the target group")
+        if lb.attach_to_arn is not None and lb.kind == "alb" and lb.rule_priority is None:
+            problems.append(f"{where}.rule_priority: required to attach an ALB target group "
+                            "with a listener rule")
+        if lb.attach_to_arn is not None and lb.kind == "nlb" and lb.listener_port is None:
+            problems.append(f"{where}.listener_port: required to attach an NLB target group "
+                            "with a listener")
+    fo = stack.failover
+    if fo is not None and fo.mode == "dns":
+        for key in ("hosted_zone_id", "record_name"):
+            if getattr(fo, key) is None:
+                problems.append(f"{NAMESPACE}:failover.{key}: required in dns mode")
+        if fo.alias:
+            for i, region in enumerate(fo.regions):
+                for key in ("lb_dns_name", "lb_zone_id"):
+                    if getattr(region, key) is None:
+                        problems.append(f"{NAMESPACE}:failover.regions.{i}.{key}: required "
+                                        "when failover.alias is true")
+    return problems
+
+
+def load_stack(values: dict[str, Any]) -> Stack:
+    """Validate the values into a `Stack`; raises `ConfigError` (input) or
+    `timing.invariants.InvariantErrors` (error findings), never returns a broken stack."""
+    stack = stack_from_config(values)
+    problems = deployable_errors(stack)
+    if problems:
+        raise ConfigError(problems)
+    raise_errors(stack)
+    return stack
+
+
+def broker_url(config: pulumi.Config, stack: Stack) -> pulumi.Output[str] | None:
+    """The AMQP URL, as a Pulumi secret: it never reaches state or outputs in plain text."""
+    if stack.heartbeat is None:
+        return None
+    return config.require_secret(stack.heartbeat.broker_secret_key)

@@ -1,0 +1,177 @@
+"""`Workload`: one service's Deployment or StatefulSet and everything its timing depends on.
+
+Service, PodDisruptionBudget, the controller's TargetGroupBinding and an optional HPA. The
+pods are created last: the LBC's webhook injects readiness gates only when a pod is created,
+so the Service and TargetGroupBinding must exist first (`readiness-gate-can-pass`).
+
+A declared mesh sidecar (`svc.sidecar`) is not injected here: the mesh's own webhook adds it,
+and the model only records its drain so `sidecar-outlives-app` can judge it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra import kube
+from timing.heartbeat_config import OBSERVABLE_LABEL
+from timing.invariants.kube import pod_labels
+from timing.model import Service
+
+TYPE = "lockstep:infra:Workload"
+TGB_API_VERSION = "elbv2.k8s.aws/v1beta1"
+
+
+@dataclass(frozen=True)
+class WorkloadArgs:
+    """`target_group_arn` is required when `service.lb` is set; `observable` adds the
+    heartbeat's `is-observable` label; `namespace` is the Namespace resource to wait for."""
+
+    service: Service
+    kubernetes_version: str
+    namespace: pulumi.Resource
+    target_group_arn: pulumi.Input[str] | None = None
+    observable: bool = False
+
+
+class Workload(pulumi.ComponentResource):
+    """Outputs: `workload` (Deployment or StatefulSet), `service`, `pdb` (or None),
+    `binding` (TargetGroupBinding, or None without an LB), `hpa` (or None)."""
+
+    workload: k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet
+    service: k8s.core.v1.Service
+    pdb: k8s.policy.v1.PodDisruptionBudget | None
+    binding: k8s.apiextensions.CustomResource | None
+    hpa: k8s.autoscaling.v2.HorizontalPodAutoscaler | None
+
+    def __init__(self, name: str, args: WorkloadArgs,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        svc = args.service
+        if svc.lb is not None and args.target_group_arn is None:
+            raise ValueError(f"{svc.name}: a service with an lb needs its target group's ARN")
+        labels = pod_labels(svc)
+        if args.observable:
+            labels = {**labels, OBSERVABLE_LABEL[0]: OBSERVABLE_LABEL[1]}
+        selector = kube.selector_labels(pod_labels(svc))
+        child = pulumi.ResourceOptions(parent=self, depends_on=[args.namespace])
+
+        self.service = self._service(name, svc, selector, child)
+        headless = self._headless(name, svc, selector, child)
+        self.binding = self._binding(name, svc, args.target_group_arn, child)
+        self.pdb = (k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-pdb", metadata=kube.metadata(svc.name, svc.namespace, pod_labels(svc)),
+            spec=kube.pdb_spec(svc.pdb, pod_labels(svc)), opts=child)
+            if svc.pdb is not None else None)
+
+        before = [args.namespace, self.service] + [r for r in (headless, self.binding) if r]
+        self.workload = self._workload(name, svc, args.kubernetes_version, labels, selector,
+                                       headless, pulumi.ResourceOptions(parent=self,
+                                                                        depends_on=before))
+        self.hpa = self._hpa(name, svc, child)
+        self.register_outputs({"workload": self.workload.metadata.name,
+                               "service": self.service.metadata.name})
+
+    def _service(self, name: str, svc: Service, selector: dict[str, str],
+                 opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
+        # Instance targets reach pods through a node port: the target group's port is that
+        # node port, so the NLB and the Service agree on it.
+        node_port = svc.lb is not None and svc.lb.target_type == "instance"
+        port = k8s.core.v1.ServicePortArgs(name="traffic", port=svc.container_port,
+                                           target_port=svc.container_port, protocol="TCP",
+                                           node_port=svc.lb.port if node_port else None)
+        return k8s.core.v1.Service(
+            f"{name}-service", metadata=kube.metadata(svc.name, svc.namespace, selector),
+            spec=k8s.core.v1.ServiceSpecArgs(type="NodePort" if node_port else "ClusterIP",
+                                             selector=selector, ports=[port]),
+            opts=opts)
+
+    def _headless(self, name: str, svc: Service, selector: dict[str, str],
+                  opts: pulumi.ResourceOptions) -> k8s.core.v1.Service | None:
+        """A StatefulSet's governing Service must be headless to give pods stable DNS."""
+        if svc.kind != "StatefulSet":
+            return None
+        return k8s.core.v1.Service(
+            f"{name}-headless", metadata=kube.metadata(f"{svc.name}-pods", svc.namespace, selector),
+            spec=k8s.core.v1.ServiceSpecArgs(cluster_ip="None", selector=selector,
+                                             publish_not_ready_addresses=False,
+                                             ports=[k8s.core.v1.ServicePortArgs(
+                                                 name="traffic", port=svc.container_port,
+                                                 target_port=svc.container_port,
+                                                 protocol="TCP")]),
+            opts=opts)
+
+    def _binding(self, name: str, svc: Service, arn: pulumi.Input[str] | None,
+                 opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource | None:
+        if svc.lb is None:
+            return None
+        return k8s.apiextensions.CustomResource(
+            f"{name}-tgb", api_version=TGB_API_VERSION, kind="TargetGroupBinding",
+            metadata=kube.metadata(svc.name, svc.namespace),
+            spec={"serviceRef": {"name": svc.name, "port": svc.container_port},
+                  "targetGroupARN": arn, "targetType": svc.lb.target_type},
+            opts=opts)
+
+    def _workload(self, name: str, svc: Service, version: str, labels: dict[str, str],
+                  selector: dict[str, str], headless: k8s.core.v1.Service | None,
+                  opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet:
+        volumes, mounts = kube.scratch(svc.hardening)
+        container = k8s.core.v1.ContainerArgs(
+            name=svc.name, image=svc.image,
+            ports=[k8s.core.v1.ContainerPortArgs(name="traffic", container_port=svc.container_port,
+                                                 protocol="TCP")],
+            startup_probe=kube.probe(svc.probes.startup),
+            readiness_probe=kube.probe(svc.probes.readiness),
+            liveness_probe=kube.probe(svc.probes.liveness),
+            lifecycle=kube.lifecycle(svc.shutdown, version),
+            resources=kube.resources(svc.resources),
+            security_context=kube.security_context(svc.hardening),
+            volume_mounts=mounts or None)
+        template = k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+            spec=k8s.core.v1.PodSpecArgs(
+                containers=[container], volumes=volumes or None,
+                termination_grace_period_seconds=svc.shutdown.grace_s))
+        meta = kube.metadata(svc.name, svc.namespace, labels)
+        match = k8s.meta.v1.LabelSelectorArgs(match_labels=selector)
+        # Under an HPA, `replicas` stays unset: every apply would reset the HPA's count.
+        replicas = svc.replicas if svc.hpa is None else None
+        if svc.kind == "Deployment":
+            return k8s.apps.v1.Deployment(
+                f"{name}-deployment", metadata=meta,
+                spec=k8s.apps.v1.DeploymentSpecArgs(
+                    replicas=replicas, selector=match, template=template,
+                    strategy=kube.deployment_strategy(svc.rollout),
+                    min_ready_seconds=svc.rollout.min_ready_s,
+                    progress_deadline_seconds=svc.rollout.progress_deadline_s),
+                opts=opts)
+        assert headless is not None
+        return k8s.apps.v1.StatefulSet(
+            f"{name}-statefulset", metadata=meta,
+            spec=k8s.apps.v1.StatefulSetSpecArgs(
+                replicas=replicas, selector=match, template=template,
+                service_name=headless.metadata.name,
+                # One pod at a time, the pace `replace_time` and `rollout_time` assume.
+                pod_management_policy="OrderedReady",
+                update_strategy=k8s.apps.v1.StatefulSetUpdateStrategyArgs(type="RollingUpdate"),
+                min_ready_seconds=svc.rollout.min_ready_s),
+            opts=opts)
+
+    def _hpa(self, name: str, svc: Service,
+             opts: pulumi.ResourceOptions) -> k8s.autoscaling.v2.HorizontalPodAutoscaler | None:
+        if svc.hpa is None:
+            return None
+        v2 = k8s.autoscaling.v2
+        return v2.HorizontalPodAutoscaler(
+            f"{name}-hpa", metadata=kube.metadata(svc.name, svc.namespace),
+            spec=v2.HorizontalPodAutoscalerSpecArgs(
+                scale_target_ref=v2.CrossVersionObjectReferenceArgs(
+                    api_version="apps/v1", kind=svc.kind, name=svc.name),
+                min_replicas=svc.hpa.min_replicas, max_replicas=svc.hpa.max_replicas,
+                metrics=[v2.MetricSpecArgs(type="Resource", resource=v2.ResourceMetricSourceArgs(
+                    name="cpu", target=v2.MetricTargetArgs(
+                        type="Utilization", average_utilization=svc.hpa.target_cpu_percent)))]),
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+                depends_on=[self.workload])))
