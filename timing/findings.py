@@ -63,7 +63,8 @@ class Finding:
         return replace(self, status="accepted", reason=reason)
 
     def render(self) -> str:
-        rel = NEGATION[self.relation] if self.failed else self.relation
+        # An accepted finding is still broken: print the relation that actually holds.
+        rel = NEGATION[self.relation] if self.failed or self.status == "accepted" else self.relation
         margin = f" + margin {self.margin_s}s" if self.margin_s else ""
         lhs, rhs = self.left.render(), self.right.render()
         if self.relation in ("<=", "<"):
