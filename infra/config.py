@@ -33,9 +33,14 @@ def read_values(config: pulumi.Config) -> dict[str, Any]:
             values[name] = raw
             continue
         try:
-            values[name] = json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError as err:
             raise ConfigError([f"{NAMESPACE}:{name}: not valid YAML/JSON ({err.msg})"]) from None
+        # Pulumi.yaml gives optional sections the default `{}` (a key declared there without
+        # a default would be required of every stack): an empty section is an absent one.
+        if value == {} and Stack.model_fields[name].default is None:
+            continue
+        values[name] = value
     return values
 
 
@@ -82,7 +87,15 @@ def load_stack(values: dict[str, Any]) -> Stack:
 
 
 def broker_url(config: pulumi.Config, stack: Stack) -> pulumi.Output[str] | None:
-    """The AMQP URL, as a Pulumi secret: it never reaches state or outputs in plain text."""
+    """The AMQP URL, as a Pulumi secret: it never reaches state or outputs in plain text.
+    A missing or plain-text value is an input error: a plain value would sit unencrypted in
+    the stack file."""
     if stack.heartbeat is None:
         return None
-    return config.require_secret(stack.heartbeat.broker_secret_key)
+    key = stack.heartbeat.broker_secret_key
+    how = f"set it with `pulumi config set --secret {NAMESPACE}:{key} amqp://...`"
+    if not config.get(key):
+        raise ConfigError([f"{NAMESPACE}:{key}: required by the heartbeat service; {how}"])
+    if not pulumi.runtime.is_config_secret(config.full_key(key)):
+        raise ConfigError([f"{NAMESPACE}:{key}: must be a secret; {how}"])
+    return config.require_secret(key)

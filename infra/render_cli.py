@@ -1,0 +1,142 @@
+"""`lockstep render [STACK_CONFIG] -o DIR`: what `pulumi up` would create, without a cloud.
+
+Runs the Pulumi program under Pulumi's mock runtime (`infra.render.record`) and writes:
+
+    DIR/k8s/NN-<component>.yaml   the component's Kubernetes objects, applyable
+                                  (`kubectl apply -f DIR/k8s/`; NN keeps namespaces first)
+    DIR/aws/<component>.json      the component's AWS resources: type, name and inputs
+    DIR/index.json                every resource: URN, type, file
+
+Values the cloud would assign are stand-ins ending in `rendered-offline` (e.g. the target
+group ARN in a TargetGroupBinding). Secrets are never read: the broker URL is a placeholder
+passed as a Pulumi secret, and every secret is written as `[secret]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from timing.cmd_check import add_stack_argument
+
+if TYPE_CHECKING:
+    from infra.render import Recorded
+
+HELP = "write every resource the Pulumi program would create (Kubernetes YAML, AWS JSON), offline"
+EPILOG = ("exit codes: 0 rendered, 1 error findings (nothing rendered), "
+          "2 unreadable or invalid input (nothing rendered)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_stack_argument(parser)
+    parser.add_argument("-o", "--output", metavar="DIR", required=True,
+                        help="directory to write into (its k8s/, aws/ and index.json are replaced)")
+
+
+def stack_values(path: str | None) -> dict[str, Any]:
+    """The stack file's `lockstep:` values, after the same checks `lockstep check` makes."""
+    import yaml
+
+    from timing.config import EXAMPLE, lockstep_values, read_stack_file
+
+    read_stack_file(path)  # raises ConfigError (exit 2) with the same messages as `check`
+    doc = yaml.safe_load(Path(path or EXAMPLE).read_text(encoding="utf-8"))
+    return lockstep_values(doc["config"])
+
+
+def plain(value: Any) -> Any:
+    """Mock inputs carry every number as a float; manifests need Kubernetes' integers."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items() if not k.startswith("__")}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def manifest(r: Recorded) -> dict[str, Any]:
+    """A Kubernetes object as `kubectl apply` takes it: apiVersion, kind, metadata, body."""
+    body = plain(r.inputs)
+    head = {k: body.pop(k) for k in ("apiVersion", "kind", "metadata")}
+    return {**head, **body}
+
+
+def components(resources: list[Recorded]) -> list[tuple[Recorded, list[Recorded]]]:
+    """Top-level components in creation order, each with its custom resources."""
+    tops = [r for r in resources if not r.custom and r.parent is not None
+            and r.parent.split("::")[2] == "pulumi:pulumi:Stack"]
+    children: dict[str, list[Recorded]] = defaultdict(list)
+    by_urn = {r.urn: r for r in resources}
+    for r in resources:
+        if not r.custom:
+            continue
+        top = r
+        while top.parent in by_urn:
+            top = by_urn[top.parent]
+        children[top.urn].append(r)
+    return [(c, children[c.urn]) for c in tops]
+
+
+def write(resources: list[Recorded], out: Path) -> list[str]:
+    """Write the files; returns one summary line per component."""
+    import yaml
+
+    for sub in ("k8s", "aws"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+        (out / sub).mkdir(parents=True)
+    index, lines = [], []
+    for n, (comp, members) in enumerate(components(resources)):
+        files = []
+        kube = [r for r in members if r.is_kubernetes]
+        cloud = [r for r in members if not r.is_kubernetes]
+        if kube:
+            path = out / "k8s" / f"{n:02d}-{comp.name}.yaml"
+            path.write_text(yaml.safe_dump_all([manifest(r) for r in kube], sort_keys=False),
+                            encoding="utf-8")
+            files.append(path)
+        if cloud:
+            path = out / "aws" / f"{comp.name}.json"
+            path.write_text(json.dumps([{"type": r.type, "name": r.name, "urn": r.urn,
+                                         "dependsOn": list(r.depends_on),
+                                         "inputs": plain(r.inputs)} for r in cloud],
+                                       indent=2) + "\n", encoding="utf-8")
+            files.append(path)
+        for r in members:
+            index.append({"urn": r.urn, "type": r.type, "name": r.name,
+                          "file": str((files[0] if r.is_kubernetes else files[-1]).relative_to(out))})
+        kinds = ", ".join(dict.fromkeys(r.kind for r in members))
+        shown = " ".join(str(f.relative_to(out)) for f in files)
+        lines.append(f"  {comp.kind:<17} {comp.name:<20} {len(members):>3}  {kinds}  → {shown}")
+    (out / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from infra.render import record
+    from timing.config import EXAMPLE
+    from timing.invariants import InvariantErrors
+
+    values = stack_values(args.stack_config)
+    source = args.stack_config or EXAMPLE.name
+    try:
+        resources = record(values)
+    except InvariantErrors as err:
+        for f in err.findings:
+            print(f.render())
+        print(f"lockstep render {source}: {len(err.findings)} error finding(s); nothing rendered",
+              file=sys.stderr)
+        return 1
+    out = Path(args.output)
+    lines = write(resources, out)
+    custom = [r for r in resources if r.custom]
+    kube = sum(r.is_kubernetes for r in custom)
+    print(f"lockstep render {source} → {out}/  ({len(lines)} components, {kube} Kubernetes "
+          f"objects, {len(custom) - kube} AWS resources)")
+    print("\n".join(lines))
+    return 0
