@@ -1,0 +1,217 @@
+"""`lockstep heartbeat --once --dry-run`: replay recorded observations through the real
+runtime (same `Runtime`, same `Publisher`, a sink that confirms at once) and print what
+would be published, in publication order.
+
+Recorded file (JSON): `{"schema_version": 1, "start": ISO time, "end": seconds,
+"series": [{"t": seconds, "items": [Deployment/StatefulSet objects as the API serves them],
+"pods": {"<namespace>/<name>": [pod objects]}} | {"t": seconds, "error": "..."}]}`.
+Each entry holds from its `t` until the next one; the replay observes every
+`observe_interval_s` and publishes every `publish_interval_s`, as the service would.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from heartbeat.messages import BEATS, Message
+from heartbeat.observe import Key, Snapshot, needs_pods, pod_from_k8s, snapshot_from_k8s
+from heartbeat.publish import Publisher
+from heartbeat.runtime import Runtime
+from timing.config import ConfigError
+from timing.heartbeat_config import RuntimeConfig
+
+EXAMPLE = Path(__file__).resolve().parent / "examples" / "observations.json"
+
+
+@dataclass(frozen=True)
+class Entry:
+    t: float
+    snapshots: dict[Key, Snapshot] | None
+    error: str | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Recording:
+    start: float
+    end: float
+    entries: tuple[Entry, ...]
+
+
+def load(path: str | Path | None) -> Recording:
+    target = Path(path) if path is not None else EXAMPLE
+    try:
+        doc = json.loads(target.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError([f"{target}: no such file"]) from None
+    except (OSError, ValueError) as err:
+        raise ConfigError([f"{target}: not readable JSON ({err.__class__.__name__}: {err})"]) from None
+    try:
+        return parse(doc)
+    except (ValueError, TypeError, KeyError) as err:
+        raise ConfigError([f"{target}: {err}"]) from None
+
+
+def parse(doc: Any) -> Recording:
+    if not isinstance(doc, dict) or not isinstance(doc.get("series"), list) or not doc["series"]:
+        raise ValueError("series: expected a non-empty list of observations")
+    start = datetime.fromisoformat(str(doc.get("start", "1970-01-01T00:00:00Z")).replace("Z", "+00:00")).timestamp()
+    entries = []
+    last_t = -1.0
+    for i, raw in enumerate(doc["series"]):
+        where = f"series.{i}"
+        t = raw.get("t") if isinstance(raw, dict) else None
+        if not isinstance(t, (int, float)) or t <= last_t:
+            raise ValueError(f"{where}.t: expected seconds, increasing (got {t!r})")
+        last_t = float(t)
+        if "error" in raw:
+            entries.append(Entry(float(t), None, str(raw["error"]), str(raw.get("note", ""))))
+            continue
+        snaps: dict[Key, Snapshot] = {}
+        for j, item in enumerate(raw.get("items") or []):
+            try:
+                snap = snapshot_from_k8s(item)
+            except ValueError as err:
+                raise ValueError(f"{where}.items.{j}: {err}") from None
+            pods = (raw.get("pods") or {}).get(f"{snap.namespace}/{snap.name}")
+            if pods is not None and needs_pods(snap):
+                snap = replace(snap, pods=tuple(pod_from_k8s(p) for p in pods))
+            snaps[snap.key] = snap
+        entries.append(Entry(float(t), snaps, None, str(raw.get("note", ""))))
+    end = float(doc.get("end", last_t))
+    return Recording(start, max(end, last_t), tuple(entries))
+
+
+class Replay:
+    """An observer answering from the recording at the replay's current time."""
+
+    def __init__(self, rec: Recording) -> None:
+        self.rec = rec
+        self.now = 0.0
+
+    def observe(self) -> dict[Key, Snapshot]:
+        current = [e for e in self.rec.entries if e.t <= self.now]
+        if not current:
+            raise RuntimeError("no observation recorded yet")
+        entry = current[-1]
+        if entry.snapshots is None:
+            raise RuntimeError(entry.error or "API error")
+        return entry.snapshots
+
+
+class ConfirmingSink:
+    """Confirms every message at once and hands it to `on_send`."""
+
+    def __init__(self, on_send: Callable[[Message], None]) -> None:
+        self.on_send = on_send
+
+    def send(self, message: Message) -> None:
+        self.on_send(message)
+
+    def poll(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def run(cfg: RuntimeConfig, rec: Recording, out: TextIO, *, as_json: bool = False) -> int:
+    replay = Replay(rec)
+    clock = {"now": 0.0}
+    printer = _Printer(out, as_json)
+    sent: list[Message] = []
+    runtime = Runtime(cfg, replay, Publisher(lambda: ConfirmingSink(sent.append)), instance="dry-run",
+                      wall=lambda: rec.start + clock["now"])
+    printer.header(cfg, rec)
+    quiet = logging.getLogger("heartbeat")
+    saved = quiet.propagate, quiet.level
+    quiet.propagate, quiet.level = False, logging.CRITICAL  # the printed lines say it all
+    try:
+        _replay(runtime, replay, rec, clock, printer, sent)
+    finally:
+        quiet.propagate, quiet.level = saved
+    printer.flush()
+    return 0
+
+
+def _replay(runtime: Runtime, replay: Replay, rec: Recording, clock: dict[str, float],
+            printer: _Printer, sent: list[Message]) -> None:
+    silent_since: float | None = None
+    shown_entry: Entry | None = None
+    t = 0.0
+    while t <= rec.end:
+        clock["now"] = replay.now = t
+        observing = t >= runtime.next_observe
+        runtime.tick(t)
+        entry = [e for e in rec.entries if e.t <= t][-1] if rec.entries[0].t <= t else None
+        if observing and entry is not None and entry is not shown_entry and entry.snapshots is not None:
+            shown_entry = entry
+            printer.note(t, f"observed (recorded at +{entry.t:.0f}s): {entry.note}")
+            for spec, v in runtime.core.verdicts.items():
+                printer.note(t, f"  {spec}: {'healthy' if v.healthy else 'UNHEALTHY'} — {v.reason}")
+        if runtime.core.silent and silent_since is None:
+            silent_since = t
+            problems = "; ".join(f"{k}: {p}" for k, p in runtime.core.critical.items() if p)
+            printer.note(t, f"critical failure ({problems}): global failure, no beats")
+        elif not runtime.core.silent and silent_since is not None:
+            printer.note(t, f"critical components back after {t - silent_since:.0f}s")
+            silent_since = None
+        for m in sent:
+            printer.message(t, m)
+        sent.clear()
+        t += 1.0
+
+
+class _Printer:
+    def __init__(self, out: TextIO, as_json: bool) -> None:
+        self.out, self.as_json = out, as_json
+        self._beat_key: tuple[Any, ...] | None = None
+        self._repeats: list[float] = []
+
+    def header(self, cfg: RuntimeConfig, rec: Recording) -> None:
+        if self.as_json:
+            return
+        specs = ", ".join(f"{s.name} ({s.workload.kind} {s.workload.namespace}/{s.workload.name}: loss "
+                          f"{s.loss_time_s}s, recovery {s.recovery_time_s}s)" for s in cfg.specs)
+        print(f"# dry run of {cfg.service}: {specs}", file=self.out)
+        print(f"# replaying {len(rec.entries)} recorded observations over {rec.end:.0f}s; observe every "
+              f"{cfg.observe_interval_s}s, beat every {cfg.publish_interval_s}s (TTL {cfg.beat_ttl_s}s)", file=self.out)
+        print("# lines without '#' are what would be published, in order", file=self.out)
+
+    def message(self, t: float, m: Message) -> None:
+        if self.as_json:
+            print(json.dumps({"t": t, "exchange": m.exchange, "routing_key": m.routing_key,
+                              "ttl_s": m.ttl_s, "body": m.body}, sort_keys=True), file=self.out)
+            return
+        if m.exchange == BEATS:
+            key = (tuple(m.body["healthy"]), tuple(m.body["blocked"]))
+            if key == self._beat_key:
+                self._repeats.append(t)
+                return
+            self.flush()
+            self._beat_key = key
+            print(f"+{t:>4.0f}s  beat     healthy={list(key[0])} blocked={list(key[1])} "
+                  f"(ttl {m.ttl_s}s, sent_at {m.body['sent_at']})", file=self.out)
+            return
+        self.flush()
+        self._beat_key = None
+        scope = m.body["scope"]
+        print(f"+{t:>4.0f}s  command  {m.body['action']:<7} {scope['spec']} "
+              f"affected={json.dumps(scope['affected'], sort_keys=True)} — {m.body['reason']}", file=self.out)
+
+    def note(self, t: float, text: str) -> None:
+        if self.as_json:
+            return
+        self.flush()
+        print(f"# +{t:.0f}s {text}", file=self.out)
+
+    def flush(self) -> None:
+        if self._repeats:
+            print(f"         beat × {len(self._repeats)} unchanged, through +{self._repeats[-1]:.0f}s",
+                  file=self.out)
+            self._repeats = []
