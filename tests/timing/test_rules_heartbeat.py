@@ -1,0 +1,256 @@
+"""Watchdog and heartbeat rules (INVARIANTS.md, seeds 003 and 000)."""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+
+from tests.timing.strategies import BASKETBALL, DELETE, FOOTBALL, base, build, error_ids, findings_of, only, seconds
+
+F = f"services.{FOOTBALL}"
+B = f"services.{BASKETBALL}"
+FOOTBALL_SPEC_ONLY = {"heartbeat_specs": [base()["heartbeat_specs"][0]]}
+
+
+def expect_alone(stack, rule: str, broken: bool) -> None:
+    assert error_ids(stack) == ({rule} if broken else set())
+
+
+# ---- watchdog-shares-deploy-lock ------------------------------------------------------------------
+def test_a_watchdog_without_the_deploys_lock_prints_the_fix() -> None:
+    stack = build({"watchdog.deploy_lock": None})
+    assert error_ids(stack) == {"watchdog-shares-deploy-lock"}
+    assert only(stack, "watchdog-shares-deploy-lock").render() == (
+        "ERROR watchdog-shares-deploy-lock  watchdog: deploy_lock unset (watchdog.deploy_lock) ≠ lock the "
+        "deploy's lock → make the deploy take the watchdog's lock (watchdog.deploy_lock)")
+
+
+def test_an_empty_lock_path_is_no_lock() -> None:
+    assert error_ids(build({"watchdog.deploy_lock": ""})) == {"watchdog-shares-deploy-lock"}
+
+
+def test_no_watchdog_no_watchdog_findings() -> None:
+    stack = build({"watchdog": DELETE})
+    assert findings_of(stack, "watchdog-shares-deploy-lock") == []
+    assert findings_of(stack, "watchdog-tolerates-planned-drain") == []
+
+
+# ---- watchdog-tolerates-planned-drain ---------------------------------------------------------------
+@given(seconds(1, 10), seconds(1, 120))
+@example(4, 60).via("the seed's fix: 180 s")
+@example(2, 105).via("slack 0 against api's 104 s")
+@example(2, 104).via("slack -1: equal fires as the pod comes back")
+def test_the_watchdog_tolerates_every_watched_services_stop_and_restart(failures, period) -> None:
+    stack = build({"watchdog.failures_before_action": failures, "watchdog.period_s": period})
+    tol = (failures - 1) * period
+    # api: stop 50 + pod_ready 54 = 104; football-feed: stop 20 + pod_ready 30 = 50
+    expect_alone(stack, "watchdog-tolerates-planned-drain", tol <= 104)
+    assert {f.subject: f.slack_s for f in findings_of(stack, "watchdog-tolerates-planned-drain")} == {
+        "api": tol - 105, "football-feed": tol - 51}
+
+
+def test_a_watchdog_firing_mid_drain_prints_the_failures_it_needs() -> None:
+    stack = build({"watchdog.failures_before_action": 2, "watchdog.period_s": 104})
+    assert only(stack, "watchdog-tolerates-planned-drain", "api").render() == (
+        "ERROR watchdog-tolerates-planned-drain  api: watchdog tolerance 104s ((watchdog.failures_before_action 2 "
+        "- 1) × watchdog.period_s 104) ≤ stop + pod_ready 104s (stop 50 + pod_ready 54)  slack -1s → raise "
+        "watchdog.failures_before_action to ≥3")
+
+
+def test_the_fix_names_the_smallest_failure_count_that_passes() -> None:
+    for period in (1, 7, 30, 52, 60, 103, 104, 105):
+        stack = build({"watchdog.failures_before_action": 1, "watchdog.period_s": period})
+        fix = only(stack, "watchdog-tolerates-planned-drain", "api").fix
+        need = int(fix.rsplit("≥", 1)[1])
+        assert (need - 1) * period > 104, period
+        assert (need - 2) * period <= 104 + period, period  # at most one more than needed
+
+
+def test_a_watched_service_accepting_the_rule_is_reported_as_accepted() -> None:
+    stack = build({"watchdog.failures_before_action": 1,
+                   f"{F}.accept": [{"id": "watchdog-tolerates-planned-drain", "reason": "restarts are cheap"}]})
+    assert only(stack, "watchdog-tolerates-planned-drain", "football-feed").status == "accepted"
+    assert only(stack, "watchdog-tolerates-planned-drain", "api").status == "error"
+
+
+# ---- heartbeat-rides-out-pod-replacement --------------------------------------------------------------
+@given(seconds(10, 175))
+@example(70).via("slack 0: replace 60 + observe 5 + margin 5")
+@example(69).via("slack -1")
+def test_a_spec_tolerates_one_statefulset_pod_replacement(loss) -> None:
+    # basketball-feed is a StatefulSet: stop 25 + schedule 10 + pod_ready 25; loss ≥ 10 keeps
+    # sampling every 5 s twice per loss time, ≤ 175 keeps the 180 s outage budget
+    stack = build({"heartbeat_specs.1.loss_time_s": loss})
+    expect_alone(stack, "heartbeat-rides-out-pod-replacement", loss < 70)
+
+
+def test_a_loss_time_shorter_than_a_replacement_prints_the_fix() -> None:
+    stack = build({"heartbeat_specs.1.loss_time_s": 69})
+    assert only(stack, "heartbeat-rides-out-pod-replacement", "basketball-live (basketball-feed)").render() == (
+        "ERROR heartbeat-rides-out-pod-replacement  basketball-live (basketball-feed): loss_time 69s (loss_time_s) "
+        "< replace_time + observe 65s (replace_time 60 + heartbeat.observe_interval_s 5) + margin 5s  slack -1s → "
+        "raise loss_time_s to ≥70s or replace pods faster")
+
+
+@given(seconds(40, 180))
+@example(40).via("slack 0: a Deployment's replacement is its pod_ready 30")
+@example(39)
+def test_a_deployment_replacement_costs_only_pod_ready(loss) -> None:
+    stack = build({"heartbeat_specs.0.loss_time_s": loss})
+    expect_alone(stack, "heartbeat-rides-out-pod-replacement", loss < 40)
+
+
+# ---- heartbeat-within-outage-budget ---------------------------------------------------------------------
+@given(seconds(1, 400))
+@example(95).via("slack 0")
+@example(94).via("slack -1")
+def test_loss_time_plus_observation_must_fit_the_outage_budget(budget) -> None:
+    stack = build({"heartbeat_specs.1.max_outage_s": budget})
+    expect_alone(stack, "heartbeat-within-outage-budget", budget < 95)
+
+
+def test_a_loss_time_past_the_outage_budget_prints_the_fix() -> None:
+    stack = build({"heartbeat_specs.1.max_outage_s": 94})
+    assert only(stack, "heartbeat-within-outage-budget", "basketball-live (basketball-feed)").render() == (
+        "ERROR heartbeat-within-outage-budget  basketball-live (basketball-feed): loss_time + observe 95s "
+        "(loss_time_s 90 + heartbeat.observe_interval_s 5) > max_outage 94s (max_outage_s)  slack -1s → lower "
+        "loss_time_s or observe more often (the outage budget is agreed)")
+
+
+# ---- heartbeat-samples-often ------------------------------------------------------------------------------
+@given(seconds(1, 85))
+@example(60).via("slack 0: half of 120")
+@example(61).via("slack -1")
+def test_the_heartbeat_observes_at_least_twice_per_loss_time(observe) -> None:
+    # only the football spec (loss 120, replacement 30): its other rules hold for observe ≤ 85
+    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": observe})
+    expect_alone(stack, "heartbeat-samples-often", observe > 60)
+
+
+def test_an_odd_loss_time_rounds_the_half_down() -> None:
+    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": 60, "heartbeat_specs.0.loss_time_s": 121})
+    assert only(stack, "heartbeat-samples-often").slack_s == 0
+    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": 61, "heartbeat_specs.0.loss_time_s": 121})
+    assert only(stack, "heartbeat-samples-often").render() == (
+        "ERROR heartbeat-samples-often  football-live (football-feed): observe_interval 61s "
+        "(heartbeat.observe_interval_s) > loss_time / 2 60s (loss_time_s 121 / 2)  slack -1s → observe at least "
+        "every 60s")
+
+
+# ---- heartbeat-recovery-covers-catch-up -------------------------------------------------------------------
+@given(seconds(0, 200))
+@example(30).via("slack 0")
+@example(29).via("slack -1")
+def test_recovery_time_must_cover_the_consumer_catch_up(recovery) -> None:
+    stack = build({"heartbeat_specs.0.recovery_time_s": recovery})
+    expect_alone(stack, "heartbeat-recovery-covers-catch-up", recovery < 30)
+
+
+def test_a_recovery_before_catch_up_prints_the_fix() -> None:
+    stack = build({"heartbeat_specs.0.recovery_time_s": 29})
+    assert only(stack, "heartbeat-recovery-covers-catch-up", "football-live (football-feed)").render() == (
+        "ERROR heartbeat-recovery-covers-catch-up  football-live (football-feed): recovery_time 29s "
+        "(recovery_time_s) < catch_up 30s (app.catch_up_s)  slack -1s → raise recovery_time_s to the consumer's "
+        "catch-up time")
+
+
+@given(seconds(0, 100))
+@example(30).via("slack 0: interval 10 × healthy 3")
+@example(29).via("slack -1")
+def test_behind_an_lb_recovery_must_also_cover_lb_recovery(recovery) -> None:
+    stack = build({f"{B}.app.catch_up_s": 0, "heartbeat_specs.1.recovery_time_s": recovery})
+    expect_alone(stack, "heartbeat-recovery-covers-catch-up", recovery < 30)
+
+
+def test_a_recovery_before_the_lb_routes_again_prints_the_fix() -> None:
+    stack = build({f"{B}.app.catch_up_s": 0, "heartbeat_specs.1.recovery_time_s": 29})
+    found = findings_of(stack, "heartbeat-recovery-covers-catch-up", "basketball-live (basketball-feed)")
+    assert [f.render() for f in found] == [
+        "OK heartbeat-recovery-covers-catch-up  basketball-live (basketball-feed): recovery_time 29s "
+        "(recovery_time_s) ≥ catch_up 0s (app.catch_up_s)  slack 29s",
+        "ERROR heartbeat-recovery-covers-catch-up  basketball-live (basketball-feed): recovery_time 29s "
+        "(recovery_time_s) < lb_recover 30s (lb.health_check.interval_s 10 × lb.health_check.healthy_threshold 3)  "
+        "slack -1s → raise recovery_time_s: the LB must route to the service again first",
+    ]
+
+
+def test_an_unknown_catch_up_is_skipped_until_stated() -> None:
+    f = only(build({f"{F}.app.catch_up_s": None}), "heartbeat-recovery-covers-catch-up",
+             "football-live (football-feed)")
+    assert (f.status, f.needs) == ("skipped", ("app.catch_up_s",))
+
+
+# ---- heartbeat-client-tolerates-beat-gaps ----------------------------------------------------------------
+@given(seconds(1, 12))
+@example(10).via("slack 0: 3 × 10 = client timeout 30")
+@example(11).via("slack -1")
+def test_a_client_waits_three_beats_before_declaring_silence(publish) -> None:
+    # publish ≤ 12 keeps lease 15 + retry 2 + publish below the client timeout 30
+    stack = build({"heartbeat.publish_interval_s": publish})
+    expect_alone(stack, "heartbeat-client-tolerates-beat-gaps", 3 * publish > 30)
+
+
+def test_a_client_timing_out_on_one_late_beat_prints_the_fix() -> None:
+    stack = build({"heartbeat.publish_interval_s": 11})
+    assert only(stack, "heartbeat-client-tolerates-beat-gaps").render() == (
+        "ERROR heartbeat-client-tolerates-beat-gaps  heartbeat: client_timeout 30s (heartbeat.client_timeout_s) < "
+        "3 beats 33s (3 × heartbeat.publish_interval_s 11)  slack -3s → raise heartbeat.client_timeout_s to ≥33s "
+        "or publish more often")
+
+
+# ---- heartbeat-beats-expire ---------------------------------------------------------------------------------
+@given(seconds(1, 100))
+@example(30).via("slack 0")
+@example(31).via("slack -1")
+def test_a_queued_beat_expires_before_a_client_would_time_out(ttl) -> None:
+    stack = build({"heartbeat.beat_ttl_s": ttl})
+    expect_alone(stack, "heartbeat-beats-expire", ttl > 30)
+
+
+def test_a_beat_outliving_the_client_timeout_prints_the_fix() -> None:
+    stack = build({"heartbeat.beat_ttl_s": 31})
+    assert only(stack, "heartbeat-beats-expire").render() == (
+        "ERROR heartbeat-beats-expire  heartbeat: beat_ttl 31s (heartbeat.beat_ttl_s) > client_timeout 30s "
+        "(heartbeat.client_timeout_s)  slack -1s → lower heartbeat.beat_ttl_s to ≤30s")
+
+
+# ---- heartbeat-deploy-invisible ------------------------------------------------------------------------------
+@given(seconds(11, 60))
+@example(22).via("slack 0: 22 + 2 + 5 = 29 < 30")
+@example(23).via("slack -1")
+def test_a_leader_failover_stays_shorter_than_the_client_timeout(lease) -> None:
+    stack = build({"heartbeat.lease_duration_s": lease})
+    expect_alone(stack, "heartbeat-deploy-invisible", lease + 2 + 5 >= 30)
+
+
+def test_a_slow_leader_failover_prints_the_fix() -> None:
+    stack = build({"heartbeat.lease_duration_s": 23})
+    assert only(stack, "heartbeat-deploy-invisible").render() == (
+        "ERROR heartbeat-deploy-invisible  heartbeat: silence 30s (heartbeat.lease_duration_s 23 + "
+        "heartbeat.lease_retry_period_s 2 + heartbeat.publish_interval_s 5) ≥ client_timeout 30s "
+        "(heartbeat.client_timeout_s)  slack -1s → shorten the lease or raise heartbeat.client_timeout_s")
+
+
+@given(seconds(0, 60))
+@example(14).via("slack 0: warmup 14 + readiness 5 + min_ready 0 + publish 5 = 24 < 25")
+@example(15).via("slack -1")
+def test_a_single_heartbeat_restarts_within_the_client_timeout(warmup) -> None:
+    stack = build({"heartbeat.replicas": 1, "heartbeat.warmup_s": warmup, "heartbeat.min_ready_s": 0,
+                   "heartbeat.client_timeout_s": 25, "heartbeat.beat_ttl_s": 25})
+    expect_alone(stack, "heartbeat-deploy-invisible", warmup + 5 + 5 >= 25)
+
+
+def test_a_single_slow_heartbeat_prints_the_fix() -> None:
+    stack = build({"heartbeat.replicas": 1, "heartbeat.warmup_s": 15, "heartbeat.min_ready_s": 1,
+                   "heartbeat.client_timeout_s": 26, "heartbeat.beat_ttl_s": 25})
+    assert only(stack, "heartbeat-deploy-invisible").render() == (
+        "ERROR heartbeat-deploy-invisible  heartbeat: silence 26s (pod_ready 21 + heartbeat.publish_interval_s 5) "
+        "≥ client_timeout 26s (heartbeat.client_timeout_s)  slack -1s → run 2 replicas with leader election, or "
+        "start faster")
+
+
+def test_no_heartbeat_service_no_heartbeat_findings() -> None:
+    stack = build({"heartbeat": DELETE, "heartbeat_specs": []})
+    assert [f for f in (findings_of(stack, r) for r in (
+        "heartbeat-rides-out-pod-replacement", "heartbeat-within-outage-budget", "heartbeat-samples-often",
+        "heartbeat-client-tolerates-beat-gaps", "heartbeat-beats-expire", "heartbeat-deploy-invisible",
+        "heartbeat-recovery-covers-catch-up")) if f] == []
