@@ -1,0 +1,105 @@
+"""`lockstep audit`: the invariants of INVARIANTS.md on manifests and target groups that exist.
+
+reader (files → documents with line numbers) → shape (wrong types are invalid input) →
+subjects (documents linked as Kubernetes and the AWS Load Balancer Controller link them;
+model pieces from `timing.extract`) → the registry's rules, one subject at a time, each
+subject's `lockstep.dev/accept` applied → report (text, JSON) or SARIF. No rule is
+re-implemented here: this package only finds, links and reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+
+from timing.audit.graph import Subject, TargetGroup
+from timing.audit.locate import locate, needs_annotations
+from timing.audit.reader import read_paths
+from timing.audit.subjects import build_graph
+from timing.config import ConfigError
+from timing.findings import Finding
+from timing.invariants import RULE_IDS, RULES, Ctx, apply_accepts
+from timing.model import LoadBalancer, Service
+
+
+@dataclass
+class Located:
+    finding: Finding
+    file: str
+    line: int
+
+
+@dataclass
+class Judged:
+    """One subject (a workload behind one LB, or a lone target group) and its findings."""
+
+    key: str
+    file: str
+    line: int
+    via: str
+    findings: list[Located]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Audit:
+    judged: list[Judged]
+    notes: list[str]
+    files: int
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [loc.finding for j in self.judged for loc in j.findings]
+
+    @property
+    def failed(self) -> bool:
+        return any(f.status == "error" for f in self.findings)
+
+
+def service_findings(svc: Service, ctx: Ctx) -> list[Finding]:
+    """Every lb- and service-scope rule of the registry on one service, its accepts applied.
+    Stack-scope rules (watchdog, heartbeat, failover) need a stack no manifest describes."""
+    found: list[Finding] = []
+    for rule in RULES:
+        if rule.scope == "service":
+            found.extend(rule.check(svc, ctx))
+        elif rule.scope == "lb" and svc.lb is not None:
+            found.extend(rule.check(svc.name, svc.lb, ctx))
+    return apply_accepts(found, {svc.name: {a.id: a.reason for a in svc.accept}})
+
+
+def lb_findings(name: str, lb: LoadBalancer, ctx: Ctx) -> list[Finding]:
+    return [f for rule in RULES if rule.scope == "lb" for f in rule.check(name, lb, ctx)]
+
+
+def with_annotations(f: Finding) -> Finding:
+    return replace(f, needs=needs_annotations(f.needs)) if f.needs else f
+
+
+def judge_subject(s: Subject, ctx: Ctx) -> Judged:
+    notes = list(s.notes)
+    unknown = [a.id for a in s.service.accept if a.id not in RULE_IDS]
+    if unknown:
+        notes.append("lockstep.dev/accept names unknown rule ids: " + ", ".join(unknown))
+    located = []
+    for f in service_findings(s.service, ctx):
+        file, line = locate(f, s)
+        located.append(Located(with_annotations(f), file, line))
+    return Judged(s.key, s.workload.file, s.workload.line, s.via, located, notes)
+
+
+def judge_target_group(tg: TargetGroup, ctx: Ctx) -> Judged:
+    located = [Located(f, *locate(f, tg)) for f in lb_findings(tg.name, tg.lb, ctx)]
+    return Judged(f"target group {tg.name}", tg.doc.file, tg.doc.line, "", located,
+                  ["no TargetGroupBinding in the input points at it: load-balancer rules only"])
+
+
+def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
+    """Read, link, judge. Unreadable or invalid input raises `ConfigError` (every problem)."""
+    docs = read_paths(paths)
+    graph = build_graph(docs, options)
+    if graph.problems:
+        raise ConfigError(graph.problems)
+    judged = [judge_subject(s, ctx) for s in graph.subjects]
+    judged += [judge_target_group(tg, ctx) for tg in graph.target_groups]
+    return Audit(judged, graph.notes, len({d.file for d in docs}))

@@ -1,0 +1,51 @@
+"""Text and JSON reports of an audit: grouped by workload, each finding with both sides,
+its slack and the fix (or the annotation that would decide it), and where it was written."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from timing.audit import Audit, Judged
+
+STATUSES = ("error", "warning", "skipped", "accepted", "ok")
+ORDER = {s: i for i, s in enumerate(STATUSES)}
+
+
+def summary(audit: Audit) -> str:
+    counts = Counter(f.status for f in audit.findings)
+    subjects = len(audit.judged)
+    return (f"{subjects} subject{'s' * (subjects != 1)} in {audit.files} file{'s' * (audit.files != 1)}: "
+            + ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES))
+
+
+def text(audit: Audit, show_ok: bool = False) -> str:
+    lines: list[str] = []
+    for j in sorted(audit.judged, key=lambda j: (min([ORDER[x.finding.status] for x in j.findings] or [9]), j.key)):
+        shown = [x for x in sorted(j.findings, key=lambda x: ORDER[x.finding.status])
+                 if show_ok or x.finding.status != "ok"]
+        ok = sum(x.finding.status == "ok" for x in j.findings)
+        via = f"  via {j.via}" if j.via else ""
+        lines.append(f"{j.key}  ({j.file}:{j.line}){via}")
+        for x in shown:
+            lines.append(f"  {x.finding.render()}")
+            lines.append(f"      at {x.file}:{x.line}")
+        if not show_ok and ok:
+            lines.append(f"  ({ok} passing)")
+        lines += [f"  note: {n}" for n in j.notes]
+        lines.append("")
+    lines += [f"note: {n}" for n in audit.notes]
+    lines.append(f"lockstep audit: {summary(audit)}")
+    return "\n".join(lines)
+
+
+def judged_dict(j: Judged) -> dict[str, object]:
+    return {"subject": j.key, "file": j.file, "line": j.line, "via": j.via, "notes": j.notes,
+            "findings": [{**x.finding.as_dict(), "file": x.file, "line": x.line} for x in j.findings]}
+
+
+def as_json(audit: Audit) -> str:
+    counts = Counter(f.status for f in audit.findings)
+    return json.dumps({"ok": not audit.failed, "summary": {s: counts.get(s, 0) for s in STATUSES},
+                       "subjects": [judged_dict(j) for j in audit.judged], "notes": audit.notes},
+                      indent=2, ensure_ascii=False)

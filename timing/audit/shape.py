@@ -1,0 +1,164 @@
+"""Type checks of the fields `audit` reads, before anything is translated.
+
+A manifest with `spec: 5` or `replicas: "x"` is invalid input: it is named with its file,
+line and field (exit 2), never passed on to fail somewhere deeper. Only the fields the
+audit and `timing.extract` read are checked; anything else may hold whatever it likes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from timing.audit.reader import Doc, line_of
+
+Check = tuple[str, Callable[[Any], bool], str]
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _int_or_str(v: Any) -> bool:
+    return _int(v) or isinstance(v, str)
+
+
+def _str_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+
+
+def _maps(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, dict) for x in v)
+
+
+def _map(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+def _str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v)
+
+
+MAP = (_map, "a mapping")
+STR = (_str, "a string")
+INT = (_int, "an integer")
+INTSTR = (_int_or_str, "an integer or a percentage string")
+STRMAP = (_str_map, "a mapping of strings to strings")
+MAPS = (_maps, "a list of mappings")
+
+METADATA = [("metadata", *MAP), ("metadata.name", *STR), ("metadata.namespace", *STR),
+            ("metadata.labels", *STRMAP), ("metadata.annotations", *STRMAP)]
+SELECTOR = [("matchLabels", *STRMAP), ("matchExpressions", *MAPS)]
+POD = [("spec.template", *MAP), ("spec.template.metadata", *MAP),
+       ("spec.template.metadata.labels", *STRMAP), ("spec.template.metadata.annotations", *STRMAP),
+       ("spec.template.spec", *MAP), ("spec.template.spec.containers", *MAPS),
+       ("spec.template.spec.terminationGracePeriodSeconds", *INT),
+       ("spec.template.spec.readinessGates", *MAPS)]
+WORKLOAD = [("spec", *MAP), ("spec.replicas", *INT), ("spec.selector", *MAP),
+            *[("spec.selector." + p, f, t) for p, f, t in SELECTOR], ("spec.minReadySeconds", *INT), *POD]
+SHAPES: dict[str, list[Check]] = {
+    "Deployment": [*WORKLOAD, ("spec.strategy", *MAP), ("spec.strategy.type", *STR),
+                   ("spec.strategy.rollingUpdate", *MAP), ("spec.strategy.rollingUpdate.maxSurge", *INTSTR),
+                   ("spec.strategy.rollingUpdate.maxUnavailable", *INTSTR),
+                   ("spec.progressDeadlineSeconds", *INT)],
+    "StatefulSet": [*WORKLOAD, ("spec.updateStrategy", *MAP)],
+    "Service": [("spec", *MAP), ("spec.type", *STR), ("spec.selector", *STRMAP), ("spec.ports", *MAPS),
+                ("spec.loadBalancerClass", *STR)],
+    "Ingress": [("spec", *MAP), ("spec.ingressClassName", *STR), ("spec.rules", *MAPS),
+                ("spec.defaultBackend", *MAP), ("spec.backend", *MAP)],
+    "IngressClass": [("spec", *MAP), ("spec.controller", *STR)],
+    "PodDisruptionBudget": [("spec", *MAP), ("spec.minAvailable", *INTSTR), ("spec.maxUnavailable", *INTSTR),
+                            ("spec.selector", *MAP),
+                            *[("spec.selector." + p, f, t) for p, f, t in SELECTOR]],
+    "HorizontalPodAutoscaler": [("spec", *MAP), ("spec.scaleTargetRef", *MAP),
+                                ("spec.scaleTargetRef.kind", *STR), ("spec.scaleTargetRef.name", *STR),
+                                ("spec.minReplicas", *INT), ("spec.maxReplicas", *INT), ("spec.metrics", *MAPS)],
+    "TargetGroupBinding": [("spec", *MAP), ("spec.serviceRef", *MAP), ("spec.serviceRef.name", *STR),
+                           ("spec.targetGroupARN", *STR), ("spec.targetGroupName", *STR),
+                           ("spec.targetType", *STR)],
+    "Namespace": [],
+}
+CONTAINER = [("name", *STR), ("ports", *MAPS), ("readinessProbe", *MAP), ("livenessProbe", *MAP),
+             ("startupProbe", *MAP), ("lifecycle", *MAP), ("lifecycle.preStop", *MAP)]
+PROBE_NUMBERS = ("initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold",
+                 "failureThreshold")
+AWS_TG = [("TargetGroupArn", *STR), ("TargetGroupName", *STR), ("Protocol", *STR), ("TargetType", *STR),
+          ("HealthCheckIntervalSeconds", *INT), ("HealthCheckTimeoutSeconds", *INT),
+          ("HealthyThresholdCount", *INT), ("UnhealthyThresholdCount", *INT),
+          ("HealthCheckPath", *STR), ("HealthCheckProtocol", *STR), ("Port", *INT),
+          ("LoadBalancerArns", _strs, "a list of ARNs"), ("Matcher", *MAP)]
+
+
+def lookup(obj: Any, dotted: str) -> tuple[bool, Any]:
+    node = obj
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return False, None
+        node = node[key]
+    return True, node
+
+
+def problems(obj: Any, checks: list[Check], prefix: str = "") -> list[tuple[str, str]]:
+    """(field path, what was expected) for each present field of the wrong type. A parent of
+    the wrong type hides its children (one message per root cause)."""
+    out: list[tuple[str, str]] = []
+    bad: list[str] = []
+    for path, ok, expected in checks:
+        if any(path.startswith(b + ".") for b in bad):
+            continue
+        present, value = lookup(obj, path)
+        if present and value is not None and not ok(value):
+            bad.append(path)
+            out.append((prefix + path, f"expected {expected}, got {_shown(value)}"))
+    return out
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def doc_problems(doc: Doc) -> list[str]:
+    """One line per wrongly typed field of a document (empty: fine)."""
+    obj, kind = doc.obj, doc.kind
+    found: list[tuple[str, str]] = []
+    if kind in SHAPES:
+        found += problems(obj, METADATA + SHAPES[kind])
+        if kind in ("Deployment", "StatefulSet") and not found:
+            for i, c in enumerate(obj.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []):
+                pre = f"spec.template.spec.containers.{i}."
+                found += problems(c, CONTAINER, pre)
+                for name in ("readinessProbe", "livenessProbe", "startupProbe"):
+                    found += problems(c, [(f"{name}.{n}", *INT) for n in PROBE_NUMBERS], pre)
+    elif "TargetGroups" in obj:
+        groups = obj["TargetGroups"]
+        if not _maps(groups):
+            found.append(("TargetGroups", "expected a list of target groups"))
+        else:
+            for i, tg in enumerate(groups):
+                found += problems(tg, AWS_TG, f"TargetGroups.{i}.")
+    out = []
+    for path, what in found:
+        keys = [int(k) if k.isdigit() else k for k in path.split(".")]
+        out.append(f"{doc.file}:{line_of(obj, keys) or doc.line}: {describe(doc)}: {path}: {what}")
+    return out
+
+
+def describe(doc: Doc) -> str:
+    """`Kind namespace/name` of a Kubernetes object, or what an AWS document is."""
+    obj = doc.obj
+    if doc.kind:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        name = meta.get("name", "?")
+        ns = meta.get("namespace")
+        return f"{doc.kind} {ns}/{name}" if isinstance(ns, str) else f"{doc.kind} {name}"
+    if "TargetGroups" in obj:
+        return "describe-target-groups output"
+    if "Attributes" in obj:
+        return "describe-target-group-attributes output"
+    return "document"

@@ -1,0 +1,143 @@
+"""Documents → subjects: one model `Service` per workload and load balancer in front of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from timing import extract as X
+from timing.audit import links, shape
+from timing.audit.graph import (GATE_CONDITION, GATE_LABEL, WORKLOADS, Graph, Index, LbSource, Subject,
+                                TargetGroup, meta, name, namespace, ref)
+from timing.audit.reader import Doc
+from timing.model import ReadinessGate
+
+
+def pod_labels(doc: Doc) -> dict[str, Any]:
+    return X.get(doc.obj, "spec", "template", "metadata", "labels") or {}
+
+
+def selects_pods(svc: Doc, labels: dict[str, Any]) -> bool:
+    """A Service selector (a plain map) selects pods carrying all its labels; none selects nothing."""
+    selector = X.get(svc.obj, "spec", "selector")
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def readiness_gate(doc: Doc, idx: Index, src: LbSource | None, notes: list[str]) -> ReadinessGate | None:
+    """A gate is relied on when the pod template declares the controller's condition, or the
+    namespace label makes the webhook inject it for pods behind IP targets."""
+    gates = X.items(X.get(doc.obj, "spec", "template", "spec", "readinessGates"))
+    if any(str(X.get(g, "conditionType") or "").startswith(GATE_CONDITION) for g in gates):
+        return ReadinessGate(namespace_labelled=True, injected_after_binding=True)
+    if src is None or src.lb.target_type != "ip":
+        return None
+    ns = idx.namespaces.get(namespace(doc))
+    if ns is None:
+        notes.append(f"Namespace {namespace(doc)} not in the input: no readiness gate assumed "
+                     f"(label {GATE_LABEL}=enabled decides it)")
+        return None
+    if meta(ns, "labels").get(GATE_LABEL) == "enabled":
+        return ReadinessGate(namespace_labelled=True, injected_after_binding=True)
+    return None
+
+
+def lb_sources(doc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> list[LbSource]:
+    labels = pod_labels(doc)
+    found: list[LbSource] = []
+    for svc in idx.of("Service", namespace(doc)):
+        if not selects_pods(svc, labels):
+            continue
+        ctx["used_services"].add(id(svc))
+        described, replaces = links.tgb_sources(svc, idx, ctx, notes)
+        found += described
+        if not replaces:
+            found += links.alb_sources(svc, doc, idx, ctx)
+            nlb = links.nlb_source(svc, doc, ctx)
+            found += [nlb] if nlb else []
+    unique: dict[tuple[Any, str], LbSource] = {}
+    for src in found:
+        unique.setdefault((src.lb, src.via.split(" → ")[-1]), src)
+    return list(unique.values())
+
+
+
+def disruption(doc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> tuple[Doc | None, Doc | None]:
+    """The PDB that selects these pods (or, when none does, one named after the workload:
+    `pdb-selects-workload` then says why it misses) and the HPA that scales the workload."""
+    ns, labels = namespace(doc), pod_labels(doc)
+    pdbs = [p for p in idx.of("PodDisruptionBudget", ns) if X.selects(X.get(p.obj, "spec", "selector"), labels)]
+    if not pdbs:
+        pdbs = [p for p in idx.of("PodDisruptionBudget", ns) if name(p) in (name(doc), name(doc) + "-pdb")]
+    if len(pdbs) > 1:
+        notes.append(f"{len(pdbs)} PDBs select these pods (the eviction API refuses such pods); "
+                     f"judged: {ref(pdbs[0])}")
+    hpas = [h for h in idx.of("HorizontalPodAutoscaler", ns) if X.hpa_target(h.obj) == (doc.kind, name(doc))]
+    for p in pdbs[:1]:
+        ctx["used_pdbs"].add(id(p))
+    return (pdbs[0] if pdbs else None), (hpas[0] if hpas else None)
+
+
+def subjects_of(doc: Doc, idx: Index, ctx: dict[str, Any]) -> list[Subject]:
+    notes: list[str] = []
+    sources = lb_sources(doc, idx, ctx, notes)
+    pdb_doc, hpa_doc = disruption(doc, idx, ctx, notes)
+    pdb = X.pdb(pdb_doc.obj) if pdb_doc else None
+    hpa = X.hpa(hpa_doc.obj) if hpa_doc else None
+    out = []
+    for src in sources or [None]:
+        own = list(notes)
+        gate = readiness_gate(doc, idx, src, own)
+        svc = X.workload(doc.obj, lb=src.lb if src else None, pdb=pdb, hpa=hpa, readiness_gate=gate)
+        docs = {"workload": doc, **(src.docs if src else {})}
+        if pdb_doc:
+            docs["pdb"] = pdb_doc
+        if hpa_doc:
+            docs["hpa"] = hpa_doc
+        if gate is not None and namespace(doc) in idx.namespaces:
+            docs["namespace"] = idx.namespaces[namespace(doc)]
+        if src and src.defaults:
+            own.append("defaults applied: " + ", ".join(src.defaults))
+        out.append(Subject(doc, svc, src.via if src else "", docs, src.origins if src else {}, own))
+    return out
+
+
+def build_graph(docs: list[Doc], options: dict[str, Any]) -> Graph:
+    """Every workload's subjects, unlinked target groups, and what could not be linked."""
+    g = Graph()
+    for doc in docs:
+        g.problems += shape.doc_problems(doc)
+    if g.problems:
+        return g
+    try:
+        idx = Index(docs)
+    except X.ExtractError as err:
+        g.problems.append(f"describe-target-group-attributes output: {err}")
+        return g
+    ctx: dict[str, Any] = {
+        "options": options, "used_tgs": set(), "used_pdbs": set(), "used_services": set(),
+        "classes": {name(d): X.get(d.obj, "spec", "controller") for d in idx.all("IngressClass")},
+        "groups": {},
+    }
+    for ing in idx.all("Ingress"):
+        group = meta(ing, "annotations").get(X.ALB_ANNOTATION + "group.name")
+        if group and X.ALB_ANNOTATION + "load-balancer-attributes" in meta(ing, "annotations"):
+            ctx["groups"].setdefault(group, ing)
+    for kind in WORKLOADS:
+        for doc in idx.all(kind):
+            try:
+                g.subjects += subjects_of(doc, idx, ctx)
+            except (X.ExtractError, ValueError) as err:
+                g.problems.append(f"{doc.where}: {ref(doc)}: {err}")
+    for doc, i, tg in idx.tgs:
+        if (doc.file, doc.index, i) in ctx["used_tgs"] or links.unsupported(tg):
+            continue
+        try:
+            lb = X.described_target_group(tg, idx.tg_attributes(str(tg.get("TargetGroupArn"))), **options)
+        except (X.ExtractError, ValueError) as err:
+            g.problems.append(f"{doc.where}: target group {tg.get('TargetGroupName')}: {err}")
+            continue
+        g.target_groups.append(TargetGroup(doc, i, str(tg.get("TargetGroupName") or tg.get("TargetGroupArn")), lb))
+    for pdb in idx.all("PodDisruptionBudget"):
+        if id(pdb) not in ctx["used_pdbs"]:
+            g.notes.append(f"{ref(pdb)} ({pdb.where}) selects no workload in the input")
+    g.notes += [f"{idx.ignored} documents of other kinds ignored"] if idx.ignored else []
+    return g
