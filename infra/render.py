@@ -21,10 +21,13 @@ components), `parent` (URN or None), `inputs` (engine input names, i.e. camelCas
 mocks see them; numbers come back as floats; every leaf of a Pulumi secret replaced by `SECRET_MARK`),
 `secret_paths` (dotted paths of the inputs that were secrets), `depends_on` (URNs of the
 explicit `depends_on` resource option, recorded by a stack transformation), `provider`
-(provider reference or None) and `outputs` (a component's `register_outputs`, redacted).
+(provider reference or None), `outputs` (a component's `register_outputs`, redacted), and
+for custom resources the mock-assigned `id` and `arn` (AWS resources only).
 
 Under the mocks a resource's outputs are its inputs, plus a stand-in `arn`/`id` ending in
 `MOCK_SUFFIX` (e.g. the TargetGroup ARN the TargetGroupBinding carries in a render).
+`Recorder().run(values, secrets)` is the same call keeping the monitor, so a test can see
+that a failed run registered nothing (`Recorder.registered`).
 This wraps Pulumi's private `run_pulumi_func`, in this one place only.
 """
 
@@ -67,6 +70,8 @@ class Recorded:
     depends_on: tuple[str, ...] = ()
     provider: str | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    arn: str | None = None
 
     @property
     def is_kubernetes(self) -> bool:
@@ -133,6 +138,10 @@ class _Monitor(mocks.MockMonitor):
                                            "provider": request.provider or None}
         return response
 
+    def registrations(self) -> dict[str, Any]:
+        with self.lock:
+            return self.get_registered_resources()
+
     def RegisterResourceOutputs(self, request: Any) -> Any:
         with self.lock:
             self.outputs[request.urn] = rpc.deserialize_properties(request.outputs)
@@ -159,57 +168,80 @@ def _broker_key(values: dict[str, Any]) -> str | None:
     return key if isinstance(key, str) else None
 
 
+class Recorder:
+    """One mock run. `registered` holds what the monitor was asked to register, even when
+    the program failed (then it must be empty: the model is checked first)."""
+
+    def __init__(self) -> None:
+        self.monitor = _Monitor()
+
+    @property
+    def registered(self) -> list[str]:
+        return list(self.monitor.seen)
+
+    def run(self, values: dict[str, Any], secrets: dict[str, str] | None = None) -> list[Recorded]:
+        from infra.program import run
+
+        secrets = dict(secrets or {})
+        broker = _broker_key(values)
+        if broker is not None:
+            secrets.setdefault(broker, PLACEHOLDER_BROKER_URL)
+        monitor = self.monitor
+        pulumi.runtime.set_all_config(config_strings(values, secrets),
+                                      [f"{NAMESPACE}:{k}" for k in secrets])
+        mocks.set_mocks(monitor.mocks, project=PROJECT, stack=STACK, preview=False,
+                        monitor=monitor)
+        order: list[tuple[pulumi.Resource, list[pulumi.Resource]]] = []
+
+        def transformation(args: pulumi.ResourceTransformationArgs) -> None:
+            # Mocks do not see resource options; a stack transformation does.
+            deps = args.opts.depends_on if args.opts is not None else None
+            if isinstance(deps, pulumi.Resource):
+                deps = [deps]
+            order.append((args.resource,
+                          [d for d in (deps or []) if isinstance(d, pulumi.Resource)]))
+            return None
+
+        def program() -> None:
+            pulumi.runtime.register_stack_transformation(transformation)
+            run()
+
+        try:
+            _sync_await(run_pulumi_func(program))
+        finally:
+            pulumi.runtime.set_all_config({}, [])
+        return self._collect(order)
+
+    def _collect(self, order: list[tuple[pulumi.Resource, list[pulumi.Resource]]]) -> list[Recorded]:
+        async def urns() -> dict[int, str]:
+            found: dict[int, str] = {}
+            for res, deps in order:
+                for r in (res, *deps):
+                    if id(r) not in found:
+                        found[id(r)] = await r.urn.future()
+            return found
+
+        urn_of = _sync_await(urns())
+        out = []
+        for res, deps in order:
+            urn = urn_of[id(res)]
+            seen = self.monitor.seen.get(urn)
+            if seen is None:
+                continue
+            paths: list[str] = []
+            inputs = _redact(seen["inputs"], "", paths)
+            state = self.monitor.registrations().get(urn)
+            out.append(Recorded(
+                urn=urn, type=seen["type"], name=seen["name"], custom=seen["custom"],
+                parent=seen["parent"], inputs=inputs, secret_paths=tuple(paths),
+                depends_on=tuple(urn_of[id(d)] for d in deps), provider=seen["provider"],
+                outputs=_redact(self.monitor.outputs.get(urn, {}), "", []),
+                id=state.id if state is not None and seen["custom"] else None,
+                arn=(state.state.get("arn") if state is not None and seen["custom"] else None)))
+        return out
+
+
 def record(values: dict[str, Any], secrets: dict[str, str] | None = None) -> list[Recorded]:
     """Run `infra.program.run` under mocks and return every registered resource (see the
     module docstring for the contract)."""
-    from infra.program import run
-
-    secrets = dict(secrets or {})
-    broker = _broker_key(values)
-    if broker is not None:
-        secrets.setdefault(broker, PLACEHOLDER_BROKER_URL)
-    monitor = _Monitor()
-    pulumi.runtime.set_all_config(config_strings(values, secrets),
-                                  [f"{NAMESPACE}:{k}" for k in secrets])
-    mocks.set_mocks(monitor.mocks, project=PROJECT, stack=STACK, preview=False, monitor=monitor)
-    order: list[tuple[pulumi.Resource, list[pulumi.Resource]]] = []
-
-    def transformation(args: pulumi.ResourceTransformationArgs) -> None:
-        deps = args.opts.depends_on if args.opts is not None else None
-        if isinstance(deps, pulumi.Resource):
-            deps = [deps]
-        order.append((args.resource, [d for d in (deps or []) if isinstance(d, pulumi.Resource)]))
-        return None
-
-    def program() -> None:
-        pulumi.runtime.register_stack_transformation(transformation)
-        run()
-
-    try:
-        _sync_await(run_pulumi_func(program))
-    finally:
-        pulumi.runtime.set_all_config({}, [])
-
-    async def urns() -> dict[int, str]:
-        found = {}
-        for res, deps in order:
-            for r in (res, *deps):
-                if id(r) not in found:
-                    found[id(r)] = await r.urn.future()
-        return found
-
-    urn_of = _sync_await(urns())
-    out = []
-    for res, deps in order:
-        urn = urn_of[id(res)]
-        seen = monitor.seen.get(urn)
-        if seen is None:
-            continue
-        paths: list[str] = []
-        inputs = _redact(seen["inputs"], "", paths)
-        outputs = _redact(monitor.outputs.get(urn, {}), "", [])
-        out.append(Recorded(urn=urn, type=seen["type"], name=seen["name"], custom=seen["custom"],
-                            parent=seen["parent"], inputs=inputs, secret_paths=tuple(paths),
-                            depends_on=tuple(urn_of[id(d)] for d in deps),
-                            provider=seen["provider"], outputs=outputs))
-    return out
+    return Recorder().run(values, secrets)

@@ -91,12 +91,14 @@ def write(resources: list[Recorded], out: Path) -> list[str]:
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
     index, lines = [], []
-    for n, (comp, members) in enumerate(components(resources)):
+    n = 0
+    for comp, members in components(resources):
         files = []
         kube = [r for r in members if r.is_kubernetes]
         cloud = [r for r in members if not r.is_kubernetes]
         if kube:
             path = out / "k8s" / f"{n:02d}-{comp.name}.yaml"
+            n += 1
             path.write_text(yaml.safe_dump_all([manifest(r) for r in kube], sort_keys=False),
                             encoding="utf-8")
             files.append(path)
