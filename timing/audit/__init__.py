@@ -83,7 +83,8 @@ def judge_subject(s: Subject, ctx: Ctx) -> Judged:
         notes.append("lockstep.dev/accept names unknown rule ids: " + ", ".join(unknown))
     located = []
     for f in service_findings(s.service, ctx):
-        file, line = locate(f, s)
+        # A passing finding points at the workload: locating is for what needs a fix.
+        file, line = (s.workload.file, s.workload.line) if f.status == "ok" else locate(f, s)
         located.append(Located(with_annotations(f), file, line))
     return Judged(s.key, s.workload.file, s.workload.line, s.via, located, notes)
 

@@ -116,6 +116,38 @@ class Index:
             else:
                 self.ignored += 1
 
+    def link(self, backends: Any) -> None:
+        """Lookup tables, so linking stays linear in the number of documents: Services and
+        PDBs by one of their selector's labels, Ingress backends, bindings and HPAs by name."""
+        self.by_label: dict[tuple[str, str, str, Any], list[Doc]] = defaultdict(list)
+        self.unlabelled: dict[tuple[str, str], list[Doc]] = defaultdict(list)
+        for kind, path in (("Service", ("spec", "selector")),
+                           ("PodDisruptionBudget", ("spec", "selector", "matchLabels"))):
+            for doc in self.all(kind):
+                labels = X.get(doc.obj, *path) or {}
+                if labels:
+                    k, v = next(iter(labels.items()))
+                    self.by_label[(kind, namespace(doc), k, v)].append(doc)
+                else:
+                    self.unlabelled[(kind, namespace(doc))].append(doc)
+        self.backends: dict[tuple[str, str], list[tuple[Doc, Any]]] = defaultdict(list)
+        for ing in self.all("Ingress"):
+            for svc, port in backends(ing):
+                self.backends[(namespace(ing), svc)].append((ing, port))
+        self.bindings: dict[tuple[str, str], list[Doc]] = defaultdict(list)
+        for tgb in self.all("TargetGroupBinding"):
+            self.bindings[(namespace(tgb), X.binding(tgb.obj).service)].append(tgb)
+        self.scalers: dict[tuple[str, str, str], list[Doc]] = defaultdict(list)
+        for hpa in self.all("HorizontalPodAutoscaler"):
+            self.scalers[(namespace(hpa), *X.hpa_target(hpa.obj))].append(hpa)
+
+    def candidates(self, kind: str, ns: str, labels: dict[str, Any]) -> list[Doc]:
+        """Services or PDBs that may select pods with `labels` (callers check the whole selector)."""
+        found = list(self.unlabelled.get((kind, ns), []))
+        for k, v in labels.items():
+            found += self.by_label.get((kind, ns, k, v), [])
+        return list({id(d): d for d in found}.values())
+
     def of(self, kind: str, ns: str) -> list[Doc]:
         return self.kinds.get(kind, {}).get(ns, [])
 

@@ -91,12 +91,8 @@ def annotation_origins(lb: LoadBalancer, kind: str, docs: list[Doc], fallback: D
 
 def alb_sources(svc: Doc, workload: Doc, idx: Index, ctx: dict[str, Any]) -> list[LbSource]:
     out = []
-    for ing in idx.of("Ingress", namespace(svc)):
-        if not is_alb(ing, ctx["classes"]):
-            continue
-        for svc_name, port in backends(ing):
-            if svc_name != name(svc):
-                continue
+    for ing, port in idx.backends.get((namespace(svc), name(svc)), []):
+        if is_alb(ing, ctx["classes"]):
             ann = X.alb_annotations(meta(ing, "annotations"), meta(svc, "annotations"))
             lb_attrs_doc = ing
             if X.ALB_ANNOTATION + "load-balancer-attributes" not in meta(ing, "annotations"):
@@ -128,10 +124,8 @@ def tgb_sources(svc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> 
     """Described target groups bound to this Service; True when one replaces the annotations
     (a controller-managed binding: AWS holds what the controller actually made)."""
     out, replaces = [], False
-    for tgb in idx.of("TargetGroupBinding", namespace(svc)):
+    for tgb in idx.bindings.get((namespace(svc), name(svc)), []):
         b = X.binding(tgb.obj)
-        if b.service != name(svc):
-            continue
         managed = any(label in meta(tgb, "labels") for label in MANAGED_TGB)
         tg_name = X.get(tgb.obj, "spec", "targetGroupName")
         found = idx.find_tg(b.target_group_arn, tg_name)

@@ -68,26 +68,39 @@ class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoa
     pass
 
 
+STR = "tag:yaml.org,2002:str"
+MERGE = "tag:yaml.org,2002:merge"
+
+
+def _value(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    # Plain strings are most of a manifest: skip the generic constructor's bookkeeping for them.
+    if node.tag == STR and isinstance(node, yaml.ScalarNode):
+        return node.value
+    return loader.construct_object(node, deep=True)
+
+
 def _construct_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[Map]:
     data = Map(line=node.start_mark.line + 1)
     yield data
-    loader.flatten_mapping(node)
+    if any(k.tag == MERGE for k, _ in node.value):
+        loader.flatten_mapping(node)
+    lines = data.lines
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+        key = _value(loader, key_node)
         try:
             hash(key)
         except TypeError:
             raise yaml.constructor.ConstructorError(
                 "while constructing a mapping", node.start_mark,
                 "found an unhashable key", key_node.start_mark) from None
-        data[key] = loader.construct_object(value_node, deep=True)
-        data.lines[key] = key_node.start_mark.line + 1
+        data[key] = _value(loader, value_node)
+        lines[key] = key_node.start_mark.line + 1
 
 
 def _construct_seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> Iterator[Seq]:
     data = Seq(line=node.start_mark.line + 1)
     yield data
-    data.extend(loader.construct_object(child, deep=True) for child in node.value)
+    data.extend(_value(loader, child) for child in node.value)
 
 
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)

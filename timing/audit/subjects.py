@@ -43,7 +43,7 @@ def readiness_gate(doc: Doc, idx: Index, src: LbSource | None, notes: list[str])
 def lb_sources(doc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> list[LbSource]:
     labels = pod_labels(doc)
     found: list[LbSource] = []
-    for svc in idx.of("Service", namespace(doc)):
+    for svc in idx.candidates("Service", namespace(doc), labels):
         if not selects_pods(svc, labels):
             continue
         ctx["used_services"].add(id(svc))
@@ -64,13 +64,14 @@ def disruption(doc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> t
     """The PDB that selects these pods (or, when none does, one named after the workload:
     `pdb-selects-workload` then says why it misses) and the HPA that scales the workload."""
     ns, labels = namespace(doc), pod_labels(doc)
-    pdbs = [p for p in idx.of("PodDisruptionBudget", ns) if X.selects(X.get(p.obj, "spec", "selector"), labels)]
+    pdbs = [p for p in idx.candidates("PodDisruptionBudget", ns, labels)
+            if X.selects(X.get(p.obj, "spec", "selector"), labels)]
     if not pdbs:
         pdbs = [p for p in idx.of("PodDisruptionBudget", ns) if name(p) in (name(doc), name(doc) + "-pdb")]
     if len(pdbs) > 1:
         notes.append(f"{len(pdbs)} PDBs select these pods (the eviction API refuses such pods); "
                      f"judged: {ref(pdbs[0])}")
-    hpas = [h for h in idx.of("HorizontalPodAutoscaler", ns) if X.hpa_target(h.obj) == (doc.kind, name(doc))]
+    hpas = idx.scalers.get((ns, doc.kind, name(doc)), [])
     for p in pdbs[:1]:
         ctx["used_pdbs"].add(id(p))
     return (pdbs[0] if pdbs else None), (hpas[0] if hpas else None)
@@ -112,6 +113,7 @@ def build_graph(docs: list[Doc], options: dict[str, Any]) -> Graph:
     except X.ExtractError as err:
         g.problems.append(f"describe-target-group-attributes output: {err}")
         return g
+    idx.link(links.backends)
     ctx: dict[str, Any] = {
         "options": options, "used_tgs": set(), "used_pdbs": set(), "used_services": set(),
         "classes": {name(d): X.get(d.obj, "spec", "controller") for d in idx.all("IngressClass")},
