@@ -41,6 +41,7 @@ RANGE_ERRORS = ("greater_than_equal", "less_than_equal", "greater_than", "less_t
 SLEEP = re.compile(r"(?:^|[\s/;&|(])sleep\s+(\d+)([smh]?)(?![\w.])")
 UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
 ALB_PROTOCOLS = ("HTTP", "HTTPS")
+PLACEHOLDER = 1  # validates a field no resource states, then replaced by None (unknown)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -75,13 +76,31 @@ def number(value: Any, where: str) -> Any:
     raise ExtractError(f"{where}: expected whole seconds/count, got {value!r}")
 
 
-def whole(value: Any, where: str) -> Any:
-    """`number`, also reading digit strings (older pulumi-aws typed some numbers as strings)."""
-    return number(int(value) if isinstance(value, str) and value.isdigit() else value, where)
+def digits(value: Any) -> Any:
+    """Digit strings as ints (named ports are not; older pulumi-aws typed some numbers as strings)."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
 
 
 def int_or_percent(value: Any, where: str) -> Any:
     return value if isinstance(value, str) else number(value, where)
+
+
+def num(obj: Any, *path: str) -> Any:
+    """The whole number at `path` (None when absent); an error names the path."""
+    return number(get(obj, *path), ".".join(path))
+
+
+def amount(obj: Any, *path: str) -> Any:
+    """An int-or-percent field (`maxSurge: 25%`) at `path`."""
+    return int_or_percent(get(obj, *path), ".".join(path))
+
+
+def num_or_digits(obj: Any, *path: str) -> Any:
+    return number(digits(get(obj, *path)), ".".join(path))
+
+
+def port_at(obj: Any, ports: Mapping[str, int] | None, *path: str) -> Any:
+    return port_number(get(obj, *path), ports, ".".join(path))
 
 
 def put(data: dict[str, Any], key: str, value: Any) -> None:
@@ -113,11 +132,10 @@ def build(cls: type[M], data: dict[str, Any]) -> M:
         return cls.model_validate(data)
     except ValidationError as err:
         fixed = clamped(err)
-        first = err
     try:
         model = cls.model_validate({**data, **fixed})
     except ValidationError as err:
-        raise ExtractError(f"{cls.__name__}: {describe(err if fixed else first)}") from None
+        raise ExtractError(f"{cls.__name__}: {describe(err)}") from None
     return model.model_copy(update={k: data[k] for k in fixed})
 
 
@@ -160,20 +178,18 @@ def port_number(value: Any, ports: Mapping[str, int] | None, where: str) -> Any:
         if ports is None or value not in ports:
             raise ExtractError(f"{where}: named port {value!r} not declared by the container")
         return ports[value]
-    return whole(value, where)
+    return number(digits(value), where)
 
 
 def handler(spec: Mapping[str, Any], ports: Mapping[str, int] | None) -> dict[str, Any]:
     if get(spec, "httpGet") is not None:
-        h = spec["httpGet"]
-        data = {"path": get(h, "path") or "/", "port": port_number(get(h, "port"), ports, "httpGet.port")}
-        put(data, "scheme", get(h, "scheme"))
+        data = {"path": get(spec, "httpGet", "path") or "/", "port": port_at(spec, ports, "httpGet", "port")}
+        put(data, "scheme", get(spec, "httpGet", "scheme"))
         return {"http_get": build(HttpGet, data)}
     if get(spec, "tcpSocket") is not None:
-        return {"tcp_socket": build(TcpSocket, {"port": port_number(
-            get(spec, "tcpSocket", "port"), ports, "tcpSocket.port")})}
+        return {"tcp_socket": build(TcpSocket, {"port": port_at(spec, ports, "tcpSocket", "port")})}
     if get(spec, "grpc") is not None:
-        return {"grpc": build(Grpc, {"port": number(get(spec, "grpc", "port"), "grpc.port")})}
+        return {"grpc": build(Grpc, {"port": num(spec, "grpc", "port")})}
     if get(spec, "exec") is not None:
         return {"exec": build(Exec, {"command": tuple(items(get(spec, "exec", "command")))})}
     return {}
@@ -190,13 +206,12 @@ def probe(spec: Mapping[str, Any] | None, ports: Mapping[str, int] | None = None
         return None
     data = handler(spec, ports)
     for key, name in PROBE_FIELDS.items():
-        put(data, name, number(get(spec, key), key))
+        put(data, name, num(spec, key))
     return build(Probe, data)
 
 
 def container_ports(container: Mapping[str, Any]) -> dict[str, int]:
-    return {p["name"]: number(p["containerPort"], "containerPort")
-            for p in items(get(container, "ports")) if get(p, "name") and get(p, "containerPort")}
+    return {p["name"]: num(p, "containerPort") for p in items(get(container, "ports")) if get(p, "name")}
 
 
 def probes(container: Mapping[str, Any]) -> Probes:
@@ -220,7 +235,7 @@ def prestop(container: Mapping[str, Any]) -> tuple[str, int]:
     can tell from the manifest ("exec"/"none", 0)."""
     hook = get(container, "lifecycle", "preStop")
     if get(hook, "sleep") is not None:
-        return "sleep", number(get(hook, "sleep", "seconds"), "preStop.sleep.seconds")
+        return "sleep", num(hook, "sleep", "seconds")
     if get(hook, "exec") is not None:
         return "exec", sleep_seconds(items(get(hook, "exec", "command"))) or 0
     return "none", 0
@@ -234,7 +249,7 @@ def serving_container(pod_spec: Mapping[str, Any], port: int | None = None) -> M
         raise ExtractError("pod spec has no containers")
     declared = [c for c in containers if items(get(c, "ports"))]
     for c in declared:
-        if port in [number(get(p, "containerPort"), "containerPort") for p in items(get(c, "ports"))]:
+        if port in [num(p, "containerPort") for p in items(get(c, "ports"))]:
             return c
     return (declared or containers)[0]
 
@@ -244,7 +259,7 @@ def pod_shutdown(pod_spec: Mapping[str, Any], finish_s: int | None,
     """preStop drain of the serving container, grace (default 30), finish from the caller
     (annotation `lockstep.dev/finish-seconds`; None = unknown)."""
     action, drain = prestop(serving_container(pod_spec, port))
-    grace = number(get(pod_spec, "terminationGracePeriodSeconds"), "terminationGracePeriodSeconds")
+    grace = num(pod_spec, "terminationGracePeriodSeconds")
     data = {"drain_s": drain, "finish_s": finish_s, "prestop": action,
             "grace_s": L.K8S_DEFAULTS["grace_s"] if grace is None else grace}
     return build(Shutdown, data)
@@ -258,11 +273,10 @@ def rollout(obj: Mapping[str, Any]) -> Rollout:
     data: dict[str, Any] = {}
     if get(spec, "strategy", "type") == "Recreate":
         data.update(max_surge=0, max_unavailable="100%")
-    put(data, "max_surge", int_or_percent(get(spec, "strategy", "rollingUpdate", "maxSurge"), "maxSurge"))
-    put(data, "max_unavailable", int_or_percent(
-        get(spec, "strategy", "rollingUpdate", "maxUnavailable"), "maxUnavailable"))
-    put(data, "min_ready_s", number(get(spec, "minReadySeconds"), "minReadySeconds"))
-    put(data, "progress_deadline_s", number(get(spec, "progressDeadlineSeconds"), "progressDeadlineSeconds"))
+    put(data, "max_surge", amount(spec, "strategy", "rollingUpdate", "maxSurge"))
+    put(data, "max_unavailable", amount(spec, "strategy", "rollingUpdate", "maxUnavailable"))
+    put(data, "min_ready_s", num(spec, "minReadySeconds"))
+    put(data, "progress_deadline_s", num(spec, "progressDeadlineSeconds"))
     return build(Rollout, data)
 
 
@@ -271,8 +285,7 @@ def pdb(obj: Mapping[str, Any]) -> Pdb:
     the full selector)."""
     spec = get(obj, "spec")
     labels = get(spec, "selector", "matchLabels")
-    data = {"min_available": int_or_percent(get(spec, "minAvailable"), "minAvailable"),
-            "max_unavailable": int_or_percent(get(spec, "maxUnavailable"), "maxUnavailable"),
+    data = {"min_available": amount(spec, "minAvailable"), "max_unavailable": amount(spec, "maxUnavailable"),
             "selector": None if labels is None else {str(k): str(v) for k, v in labels.items()}}
     return build(Pdb, data)
 
@@ -280,12 +293,10 @@ def pdb(obj: Mapping[str, Any]) -> Pdb:
 def hpa(obj: Mapping[str, Any]) -> Hpa:
     """autoscaling/v2 HorizontalPodAutoscaler (minReplicas defaults to 1)."""
     spec = get(obj, "spec")
-    data = {"min_replicas": number(get(spec, "minReplicas"), "minReplicas") or 1,
-            "max_replicas": number(get(spec, "maxReplicas"), "maxReplicas")}
+    data = {"min_replicas": num(spec, "minReplicas") or 1, "max_replicas": num(spec, "maxReplicas")}
     for metric in items(get(spec, "metrics")):
         if get(metric, "resource", "name") == "cpu":
-            put(data, "target_cpu_percent", number(
-                get(metric, "resource", "target", "averageUtilization"), "averageUtilization"))
+            put(data, "target_cpu_percent", num(metric, "resource", "target", "averageUtilization"))
     return build(Hpa, data)
 
 
@@ -329,7 +340,7 @@ def annotations_of(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def replica_count(obj: Mapping[str, Any], owned_by_hpa: bool) -> int | None:
     """`spec.replicas`; absent means 1, or "owned by the HPA" when one scales the workload."""
-    value = number(get(obj, "spec", "replicas"), "replicas")
+    value = num(obj, "spec", "replicas")
     if value is None and not owned_by_hpa:
         return 1
     return value
@@ -360,7 +371,7 @@ def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb
 
 
 def serving_port(container: Mapping[str, Any], target: int | None) -> Any:
-    declared = [number(get(p, "containerPort"), "containerPort") for p in items(get(container, "ports"))]
+    declared = [num(p, "containerPort") for p in items(get(container, "ports"))]
     if target in declared or (target is not None and not declared):
         return target
     if declared:
@@ -386,7 +397,7 @@ def health_check(props: Mapping[str, Any], kind: str) -> HealthCheck:
     protocol defaults to HTTP for ALB groups and TCP for NLB groups, path "/" and matcher
     "200" for HTTP(S) checks, as the API does."""
     hc = get(props, "healthCheck") or {}
-    data = {name: number(get(hc, key), f"healthCheck.{key}") for key, name in HC_FIELDS.items()}
+    data = {name: num(props, "healthCheck", key) for key, name in HC_FIELDS.items()}
     data = {k: L.AWS_API_DEFAULTS[kind][k] if v is None else v for k, v in data.items()}
     protocol = get(hc, "protocol") or ("HTTP" if kind == "alb" else "TCP")
     data["protocol"] = protocol
@@ -394,7 +405,7 @@ def health_check(props: Mapping[str, Any], kind: str) -> HealthCheck:
         data.update(path=get(hc, "path") or "/", matcher=get(hc, "matcher") or "200")
     port = get(hc, "port")
     if port not in (None, "traffic-port"):
-        data["port"] = port_number(port, None, "healthCheck.port")
+        data["port"] = port_at(props, None, "healthCheck", "port")
     return build(HealthCheck, data)
 
 
@@ -409,10 +420,10 @@ def target_group(props: Mapping[str, Any], *, attach_to_arn: str | None = None,
     kind = lb_kind(protocol)
     data: dict[str, Any] = {
         "kind": kind, "protocol": protocol, "target_type": get(props, "targetType") or "instance",
-        "port": number(get(props, "port"), "port"), "health_check": health_check(props, kind),
+        "port": num(props, "port"), "health_check": health_check(props, kind),
         "attach_to_arn": attach_to_arn, "vpc_id": get(props, "vpcId"),
-        "deregistration_delay_s": whole(get(props, "deregistrationDelay"), "deregistrationDelay"),
-        "slow_start_s": number(get(props, "slowStart"), "slowStart") or 0,
+        "deregistration_delay_s": num_or_digits(props, "deregistrationDelay"),
+        "slow_start_s": num(props, "slowStart") or 0,
     }
     if data["deregistration_delay_s"] is None:
         data["deregistration_delay_s"] = L.DEREGISTRATION_DELAY_DEFAULT
@@ -443,8 +454,7 @@ def binding(obj: Mapping[str, Any]) -> Binding:
 # ---- Route 53 failover ---------------------------------------------------------------------------
 def route53_check(props: Mapping[str, Any]) -> tuple[int, int]:
     """(request interval, failure threshold) of a Route 53 health check; API defaults 30, 3."""
-    interval = number(get(props, "requestInterval"), "requestInterval")
-    failures = number(get(props, "failureThreshold"), "failureThreshold")
+    interval, failures = num(props, "requestInterval"), num(props, "failureThreshold")
     return 30 if interval is None else interval, 3 if failures is None else failures
 
 
@@ -453,7 +463,7 @@ def failover(check: Mapping[str, Any], record: Mapping[str, Any], entry_service:
     resource states — RTO, client reconnect time, failback checks — is unknown (None)."""
     interval, failures = route53_check(check)
     alias = bool(items(get(record, "aliases")))
-    ttl = number(get(record, "ttl"), "ttl")
+    ttl = num(record, "ttl")
     routing = "weighted" if items(get(record, "weightedRoutingPolicies")) else "failover"
     return Failover.model_construct(
         mode="dns", routing=routing, entry_service=entry_service, check_interval_s=interval,
@@ -477,7 +487,7 @@ def heartbeat_specs(config: RuntimeConfig) -> tuple[HeartbeatSpec, ...]:
     ConfigMap: `max_outage_s` is unknown."""
     return tuple(with_unknown(build(HeartbeatSpec, {
         "name": s.name, "service": s.workload.name, "loss_time_s": s.loss_time_s,
-        "recovery_time_s": s.recovery_time_s, "max_outage_s": 1, "affected": s.affected}), max_outage_s=None)
+        "recovery_time_s": s.recovery_time_s, "max_outage_s": PLACEHOLDER, "affected": s.affected}), max_outage_s=None)
         for s in config.specs)
 
 
@@ -496,9 +506,9 @@ def heartbeat_service(config: RuntimeConfig, deployment: Mapping[str, Any] | Non
         "observe_interval_s": config.observe_interval_s, "publish_interval_s": config.publish_interval_s,
         "client_timeout_s": config.client_timeout_s, "beat_ttl_s": config.beat_ttl_s,
         "lease_duration_s": config.lease.duration_s, "lease_renew_deadline_s": config.lease.renew_deadline_s,
-        "lease_retry_period_s": config.lease.retry_period_s, "warmup_s": 0,
+        "lease_retry_period_s": config.lease.retry_period_s, "warmup_s": PLACEHOLDER,
         "probes": probes(container), "shutdown": shutdown,
-        "min_ready_s": number(get(deployment, "spec", "minReadySeconds"), "minReadySeconds") or 0,
+        "min_ready_s": num(deployment, "spec", "minReadySeconds") or 0,
     }
     warmup = seconds_annotation(notes, "warmup-seconds")
     model = build(HeartbeatService, data)
