@@ -14,7 +14,7 @@ from typing import Iterable
 
 from timing.audit.graph import Subject, TargetGroup
 from timing.audit.locate import locate, needs_annotations
-from timing.audit.reader import read_paths
+from timing.audit.reader import read_all
 from timing.audit.subjects import build_graph
 from timing.config import ConfigError
 from timing.findings import Finding
@@ -97,10 +97,10 @@ def judge_target_group(tg: TargetGroup, ctx: Ctx) -> Judged:
 
 def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
     """Read, link, judge. Unreadable or invalid input raises `ConfigError` (every problem)."""
-    docs = read_paths(paths)
+    docs, problems = read_all(paths)
     graph = build_graph(docs, options)
-    if graph.problems:
-        raise ConfigError(graph.problems)
+    if problems or graph.problems:
+        raise ConfigError(problems + graph.problems)
     judged = [judge_subject(s, ctx) for s in graph.subjects]
     judged += [judge_target_group(tg, ctx) for tg in graph.target_groups]
     return Audit(judged, graph.notes, len({d.file for d in docs}))

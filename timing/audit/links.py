@@ -76,9 +76,10 @@ def annotation_origins(lb: LoadBalancer, kind: str, docs: list[Doc], fallback: D
     origins: dict[str, Origin] = {}
     defaults: list[str] = []
     for field, key in X.LBC_ANNOTATIONS[kind].items():
-        doc = next((d for d in docs if prefix + key in meta(d, "annotations")), None)
-        if doc is not None:
-            origins[field] = Origin(doc, (*ANN, prefix + key))
+        keys = (key, "type") if kind == "nlb" and field == "lb.target_type" else (key,)
+        found = [(d, prefix + k) for k in keys for d in docs if prefix + k in meta(d, "annotations")]
+        if found:
+            origins[field] = Origin(found[0][0], (*ANN, found[0][1]))
             continue
         origins[field] = Origin(fallback, None)
         value = value_of(lb, field)

@@ -12,10 +12,11 @@ from typing import Any
 
 from timing import extract as X
 from timing.audit.graph import Subject, TargetGroup
+from timing.audit.links import TG_KEYS
 from timing.audit.reader import Doc, line_of
 from timing.findings import Finding
 
-FIELD = re.compile(r"\b(?:app|shutdown|lb|probes|rollout|pdb|hpa|readiness_gate)(?:\.[a-z_]+)+|\breplicas\b")
+FIELD = re.compile(r"\b(?:(?:app|shutdown|lb|probes|rollout|pdb|hpa)(?:\.[a-z_]+)+|readiness_gate|replicas)\b")
 NEEDS = {f"app.{f}": X.ANNOTATION + a for f, a in X.APP_ANNOTATIONS.items()}
 NEEDS["shutdown.finish_s"] = X.ANNOTATION + "finish-seconds"
 PROBES = {"startup": "startupProbe", "readiness": "readinessProbe", "liveness": "livenessProbe"}
@@ -86,7 +87,10 @@ def field_location(subject: Subject, field: str) -> tuple[Doc, tuple[Any, ...]] 
 def locate(finding: Finding, subject: Subject | TargetGroup) -> tuple[str, int]:
     """(file, 1-based line) of the field a finding is most about."""
     if isinstance(subject, TargetGroup):
-        return subject.doc.file, line_of(subject.doc.obj, ("TargetGroups", subject.index)) or 1
+        fields = FIELD.findall(finding.left.source) + FIELD.findall(finding.right.source)
+        key = next((TG_KEYS[f] for f in fields if f in TG_KEYS), None)
+        path = ("TargetGroups", subject.index) + ((key,) if key else ())
+        return subject.doc.file, line_of(subject.doc.obj, path) or 1
     fields = list(finding.needs) if finding.status == "skipped" else []
     fields += FIELD.findall(finding.left.source) + FIELD.findall(finding.right.source)
     for field in fields:

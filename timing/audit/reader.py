@@ -116,13 +116,19 @@ def _yaml_error(name: str, err: yaml.YAMLError) -> ConfigError:
 
 def parse(text: str, name: str) -> list[Any]:
     """Every top-level document of one file (JSON or YAML), `None`s dropped."""
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "[") and not name.endswith((".yaml", ".yml")):
+    if text.lstrip()[:1] in ("{", "["):
+        # JSON is YAML too: the YAML parser gives it line numbers; JSON that PyYAML's
+        # YAML 1.1 reading refuses (tabs, some escapes) still goes through `json`.
+        try:
+            return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+            pass
         try:
             return [json.loads(text)]
         except json.JSONDecodeError as err:
-            if name.endswith(".json"):
-                raise ConfigError([f"{name}:{err.lineno}: malformed JSON: {err.msg}"]) from None
+            raise ConfigError([f"{name}:{err.lineno}: malformed JSON: {err.msg}"]) from None
+        except RecursionError:
+            raise ConfigError([f"{name}: malformed JSON: nested too deeply"]) from None
     try:
         return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
     except yaml.YAMLError as err:
@@ -200,19 +206,25 @@ def expand(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def read_paths(paths: Iterable[str]) -> list[Doc]:
-    """Every document of every path; all unreadable files reported at once."""
+def read_all(paths: Iterable[str]) -> tuple[list[Doc], list[str]]:
+    """Every document of every readable path, and one line per file that could not be read."""
     docs: list[Doc] = []
     problems: list[str] = []
     files = expand(paths)
     if not files:
-        raise ConfigError(["no *.yaml, *.yml or *.json files found in " + ", ".join(paths)])
+        return [], ["no *.yaml, *.yml or *.json files found in " + ", ".join(paths)]
     for f in files:
         name = "<stdin>" if f == STDIN else f
         try:
             docs.extend(documents(parse(read_text(f), name), name))
         except ConfigError as err:
             problems.extend(err.lines)
+    return docs, problems
+
+
+def read_paths(paths: Iterable[str]) -> list[Doc]:
+    """Every document of every path; all unreadable files reported at once (`ConfigError`)."""
+    docs, problems = read_all(paths)
     if problems:
         raise ConfigError(problems)
     return docs

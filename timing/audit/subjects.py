@@ -128,9 +128,17 @@ def build_graph(docs: list[Doc], options: dict[str, Any]) -> Graph:
             try:
                 g.subjects += subjects_of(doc, idx, ctx)
             except (X.ExtractError, ValueError) as err:
-                g.problems.append(f"{doc.where}: {ref(doc)}: {err}")
+                if "declares no port" in str(err):
+                    # A valid workload (a queue consumer) the model cannot hold: it needs a port.
+                    g.notes.append(f"{ref(doc)} ({doc.where}) not judged: {err}")
+                else:
+                    g.problems.append(f"{doc.where}: {ref(doc)}: {err}")
     for doc, i, tg in idx.tgs:
-        if (doc.file, doc.index, i) in ctx["used_tgs"] or links.unsupported(tg):
+        if (doc.file, doc.index, i) in ctx["used_tgs"]:
+            continue
+        if links.unsupported(tg):
+            g.notes.append(f"target group {tg.get('TargetGroupName')} ({doc.where}): "
+                           f"{links.unsupported(tg)} is not modelled")
             continue
         try:
             lb = X.described_target_group(tg, idx.tg_attributes(str(tg.get("TargetGroupArn"))), **options)
