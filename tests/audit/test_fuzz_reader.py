@@ -1,0 +1,135 @@
+"""Malformed and wrongly typed input: exit 2 with a message naming the input, never an exception.
+
+Three shapes of bad input: arbitrary text, broken JSON, and valid manifests with one field
+replaced by a value of the wrong type (`spec: 5`, `replicas: "x"`, a list where a map goes).
+Each also must not fall through to the CLI's last-resort message: every problem an input can
+have is named by the reader, the shape checks or the extraction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import yaml
+from hypothesis import given, strategies as st
+
+from timing.cli import main
+
+BUNDLES = Path(__file__).parent / "corpus"
+VALID = [d for f in ("alb-ip-gated/input/web.yaml", "nlb-statefulsets/input/feeds.yaml",
+                     "hpa-pdb-percent/input/checkout.yaml")
+         for d in yaml.safe_load_all((BUNDLES / f).read_text())]
+TG_JSON = json.loads((BUNDLES / "tgb-described/input/target-groups.json").read_text())
+
+
+def audit_stdin(data: bytes, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data))
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["audit", *args, "-"])
+    finally:
+        sys.stdin = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_clean(code: int, err: str) -> None:
+    assert code in (0, 1, 2)
+    assert "Traceback" not in err
+    if code == 2:
+        assert err.startswith("lockstep audit: "), err
+        assert "cannot audit the input" not in err, err
+
+
+def paths(obj, prefix=()):
+    """Every key path of a nested document."""
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from paths(v, (*prefix, i))
+
+
+def replaced(obj, path, value):
+    if not path:
+        return value
+    head, *rest = path
+    copy = dict(obj) if isinstance(obj, dict) else list(obj)
+    copy[head] = replaced(obj[head], rest, value)
+    return copy
+
+
+WRONG = st.one_of(
+    st.integers(-10**6, 10**6), st.text(max_size=8), st.booleans(), st.none(),
+    st.floats(allow_nan=False, allow_infinity=False), st.just([]), st.just({}),
+    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+    st.sampled_from(["x", "50%", "-5", "1m", "ip", "instance", "TCP", "HTTP", "0", "enabled"]),
+)
+
+
+@st.composite
+def mutated_bundle(draw):
+    docs = list(VALID)
+    i = draw(st.integers(0, len(docs) - 1))
+    all_paths = list(paths(docs[i]))
+    path = draw(st.sampled_from(all_paths))
+    docs[i] = replaced(docs[i], path, draw(WRONG))
+    return yaml.safe_dump_all(docs).encode()
+
+
+@given(mutated_bundle())
+def test_a_wrongly_typed_field_is_named_never_raised(data):
+    code, _, err = audit_stdin(data, "--format", "json")
+    assert_clean(code, err)
+
+
+@given(st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
+def test_arbitrary_bytes_exit_cleanly(data):
+    code, _, err = audit_stdin(data)
+    assert_clean(code, err)
+
+
+@st.composite
+def broken_json(draw):
+    text = json.dumps(TG_JSON, indent=2)
+    cut = draw(st.integers(1, len(text) - 1))
+    junk = draw(st.sampled_from(["", ",", "}", "{", "\"", "]", ":", "nul", "\t"]))
+    return (text[:cut] + junk + text[cut + draw(st.integers(0, 5)):]).encode()
+
+
+@given(broken_json())
+def test_broken_target_group_json_exits_cleanly(data):
+    code, _, err = audit_stdin(data)
+    assert_clean(code, err)
+
+
+@given(st.sampled_from(["TargetGroups", "LoadBalancerArns", "HealthCheckIntervalSeconds", "Port",
+                        "Protocol", "TargetType", "Matcher"]), WRONG)
+def test_a_wrongly_typed_target_group_field_is_named(key, value):
+    doc = json.loads(json.dumps(TG_JSON))
+    if key == "TargetGroups":
+        doc[key] = value
+    else:
+        doc["TargetGroups"][0][key] = value
+    code, _, err = audit_stdin(json.dumps(doc).encode())
+    assert_clean(code, err)
+
+
+def test_spec_five_names_file_line_and_field():
+    data = b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api, namespace: web}\nspec: 5\n"
+    code, out, err = audit_stdin(data)
+    assert (code, out) == (2, "")
+    assert err.strip() == "lockstep audit: <stdin>:4: Deployment web/api: spec: expected a mapping, got 5"
+
+
+def test_a_list_where_a_mapping_goes_is_invalid_input():
+    data = b"kind: Service\nmetadata: {name: api}\nspec:\n  selector: [app, api]\n"
+    code, _, err = audit_stdin(data)
+    assert code == 2 and "spec.selector: expected a mapping of strings to strings" in err

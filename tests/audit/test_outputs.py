@@ -1,0 +1,119 @@
+"""The three output formats, exit codes and line tracking of `lockstep audit`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from timing.audit.reader import documents, line_of, parse
+from timing.invariants import RULE_IDS
+
+CORPUS = Path(__file__).parent / "corpus"
+SEED = CORPUS / "seed003-defaults" / "input"
+LIST = CORPUS / "kubectl-list-stdin" / "input" / "cluster.yaml"
+
+
+def test_sarif_is_structurally_sarif_2_1_0(run_audit):
+    run = run_audit("--format", "sarif", "--kubernetes-version", "1.31", str(CORPUS / "nlb-statefulsets" / "input"))
+    log = json.loads(run.out)
+    assert run.code == 1
+    assert log["version"] == "2.1.0" and "sarif-2.1.0" in log["$schema"]
+    (sarif_run,) = log["runs"]
+    rules = sarif_run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(RULE_IDS)
+    assert sarif_run["results"]
+    for result in sarif_run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in ("error", "warning", "note")
+        assert result["message"]["text"]
+        (loc,) = result["locations"]
+        assert loc["physicalLocation"]["artifactLocation"]["uri"].endswith("feeds.yaml")
+        assert loc["physicalLocation"]["region"]["startLine"] >= 1
+
+
+def test_sarif_points_at_the_offending_field_and_suppresses_accepted_findings(run_audit):
+    run = run_audit("--format", "sarif", str(CORPUS / "nlb-statefulsets" / "input"))
+    results = json.loads(run.out)["runs"][0]["results"]
+    lines = (CORPUS / "nlb-statefulsets" / "input" / "feeds.yaml").read_text().splitlines()
+    drain = next(r for r in results if r["ruleId"] == "drain-covers-lb-detection")
+    line = drain["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert lines[line - 1].strip() == "preStop:"
+    accepted = [r for r in results if r["properties"]["status"] == "accepted"]
+    assert {r["ruleId"] for r in accepted} == {"pdb-needs-replicas", "pdb-allows-eviction", "rollout-keeps-capacity"}
+    assert all(r["suppressions"] == [{"kind": "inSource", "justification": "lockstep.dev/accept annotation"}]
+               for r in accepted)
+    assert not [r for r in results if r["properties"]["status"] == "ok"]
+
+
+def test_a_skipped_rule_is_a_note_naming_the_annotation(run_audit):
+    run = run_audit("--format", "sarif", str(CORPUS / "needs-annotations" / "input"))
+    notes = [r for r in json.loads(run.out)["runs"][0]["results"] if r["level"] == "note"]
+    assert run.code == 0 and notes
+    assert all(n["properties"]["needs"][0].startswith("lockstep.dev/") for n in notes)
+
+
+def test_text_groups_findings_by_workload_with_both_sides_slack_and_fix(run_audit):
+    run = run_audit("--kubernetes-version", "1.31", str(SEED))
+    assert run.code == 1
+    head, *body = run.out.splitlines()
+    assert head.startswith("shop/Deployment/storefront  (") and "via Ingress shop/shop → Service shop/storefront" in head
+    drain = next(line for line in body if "drain-covers-lb-detection" in line)
+    assert "drain 5s (shutdown.drain_s) < lb_detect 10s" in drain and "slack -10s" in drain
+    assert "→ raise the drain to ≥15s" in drain
+    assert run.out.rstrip().splitlines()[-1].startswith("lockstep audit: 1 subject in 1 file: 7 error, 2 warning")
+
+
+def test_json_reports_ok_findings_too_and_the_verdict(run_audit):
+    run = run_audit("--format", "json", str(CORPUS / "alb-ip-gated" / "input"))
+    report = json.loads(run.out)
+    assert run.code == 0 and report["ok"] is True
+    assert report["summary"]["ok"] == len(report["subjects"][0]["findings"]) > 0
+
+
+def test_warnings_alone_exit_zero(run_audit, tmp_path):
+    text = (CORPUS / "probes-deadlines" / "input" / "search.yaml").read_text()
+    relaxed = text.replace('"120"', '"5"').replace("progressDeadlineSeconds: 120", "progressDeadlineSeconds: 600")
+    relaxed = relaxed.replace("            periodSeconds: 10\n            failureThreshold: 3\n          livenessProbe",
+                              "            periodSeconds: 5\n            failureThreshold: 1\n          livenessProbe")
+    (tmp_path / "search.yaml").write_text(relaxed)
+    run = run_audit("--format", "json", str(tmp_path))
+    statuses = {f["status"] for s in run.report["subjects"] for f in s["findings"]}
+    assert "error" not in statuses and "warning" in statuses
+    assert run.code == 0
+
+
+def test_margin_and_deregistration_propagation_flags_reach_the_rules(run_audit):
+    ip = str(CORPUS / "nlb-statefulsets" / "input")
+    run = run_audit("--format", "json", "--deregistration-propagation", "20", "--margin", "0", ip)
+    drain = [f for f in run.findings() if f["id"] == "drain-covers-lb-detection"
+             and f["subject"] == "feeds/StatefulSet/match-state"]
+    assert drain[0]["status"] == "ok" and drain[0]["slack_s"] == 10
+
+
+def test_stdin_and_a_directory_read_the_same(run_audit):
+    piped = run_audit("--format", "json", "-", stdin=LIST.read_bytes())
+    direct = run_audit("--format", "json", str(LIST))
+    strip = lambda r: [(f["subject"], f["id"], f["status"]) for f in r.findings()]  # noqa: E731
+    assert strip(piped) == strip(direct) and piped.code == direct.code == 1
+
+
+def test_a_missing_path_and_an_empty_directory_exit_two(run_audit, tmp_path):
+    assert run_audit(str(tmp_path / "nope.yaml")).code == 2
+    run = run_audit(str(tmp_path))
+    assert run.code == 2 and "no *.yaml, *.yml or *.json files" in run.err
+
+
+def test_yaml_keeps_the_line_of_every_key_across_documents_and_lists():
+    docs = documents(parse(LIST.read_text(), "c.yaml"), "c.yaml")
+    lines = LIST.read_text().splitlines()
+    api = next(d for d in docs if d.kind == "Service" and d.obj["metadata"]["name"] == "api")
+    line = line_of(api.obj, ("metadata", "annotations", "alb.ingress.kubernetes.io/healthcheck-interval-seconds"))
+    assert "healthcheck-interval-seconds" in lines[line - 1]
+    assert [d.kind for d in docs][:3] == ["Namespace", "Ingress", "Ingress"]
+
+
+def test_json_documents_get_line_numbers_too():
+    text = (CORPUS / "tgb-described" / "input" / "target-groups.json").read_text()
+    (doc,) = documents(parse(text, "t.json"), "t.json")
+    line = line_of(doc.obj, ("TargetGroups", 1, "UnhealthyThresholdCount"))
+    assert '"UnhealthyThresholdCount": 12' in text.splitlines()[line - 1]
