@@ -72,16 +72,26 @@ class Graph:
     problems: list[str] = field(default_factory=list)
 
 
+def dig(obj: Any, *path: Any) -> Any:
+    """`obj[a][b]...` or None; plain dicts only (what the reader makes), so no ABC checks
+    on the hot path (`extract.get` also takes pulumi's read-only mappings)."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
 def meta(doc: Doc, key: str) -> dict[str, str]:
-    return X.get(doc.obj, "metadata", key) or {}
+    return dig(doc.obj, "metadata", key) or {}
 
 
 def name(doc: Doc) -> str:
-    return str(X.get(doc.obj, "metadata", "name") or "")
+    return str(dig(doc.obj, "metadata", "name") or "")
 
 
 def namespace(doc: Doc) -> str:
-    return str(X.get(doc.obj, "metadata", "namespace") or "default")
+    return str(dig(doc.obj, "metadata", "namespace") or "default")
 
 
 def ref(doc: Doc) -> str:
@@ -124,7 +134,7 @@ class Index:
         for kind, path in (("Service", ("spec", "selector")),
                            ("PodDisruptionBudget", ("spec", "selector", "matchLabels"))):
             for doc in self.all(kind):
-                labels = X.get(doc.obj, *path) or {}
+                labels = dig(doc.obj, *path) or {}
                 if labels:
                     k, v = next(iter(labels.items()))
                     self.by_label[(kind, namespace(doc), k, v)].append(doc)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from timing import extract as X
-from timing.audit.graph import MANAGED_TGB, Index, LbSource, Origin, meta, name, namespace, ref
+from timing.audit.graph import MANAGED_TGB, Index, LbSource, Origin, dig, meta, name, namespace, ref
 from timing.audit.reader import Doc
 from timing.model import LoadBalancer
 
@@ -28,7 +28,7 @@ def value_of(lb: LoadBalancer, dotted: str) -> Any:
 
 
 def is_alb(ing: Doc, classes: dict[str, Any]) -> bool:
-    cls = X.get(ing.obj, "spec", "ingressClassName") or meta(ing, "annotations").get("kubernetes.io/ingress.class")
+    cls = dig(ing.obj, "spec", "ingressClassName") or meta(ing, "annotations").get("kubernetes.io/ingress.class")
     if cls is None:
         return any(k.startswith(X.ALB_ANNOTATION) for k in meta(ing, "annotations"))
     return cls == "alb" or classes.get(cls) == "ingress.k8s.aws/alb"
@@ -39,11 +39,11 @@ def backends(ing: Doc) -> list[tuple[str, Any]]:
     spec = ing.obj.get("spec") or {}
     found = [spec.get("defaultBackend"), spec.get("backend")]
     for rule in X.items(spec.get("rules")):
-        found += [X.get(p, "backend") for p in X.items(X.get(rule, "http", "paths"))]
+        found += [dig(p, "backend") for p in X.items(dig(rule, "http", "paths"))]
     out = []
     for b in found:
-        svc = X.get(b, "service", "name") or X.get(b, "serviceName")
-        port = X.get(b, "service", "port", "number") or X.get(b, "service", "port", "name") or X.get(b, "servicePort")
+        svc = dig(b, "service", "name") or dig(b, "serviceName")
+        port = dig(b, "service", "port", "number") or dig(b, "service", "port", "name") or dig(b, "servicePort")
         if isinstance(svc, str) and port != "use-annotation":
             out.append((svc, port))
     return list(dict.fromkeys(out))
@@ -51,15 +51,15 @@ def backends(ing: Doc) -> list[tuple[str, Any]]:
 
 def target_port(svc: Doc, port: Any, workload: Doc) -> int:
     """The pod port behind a Service port (named target ports resolved in the pod template)."""
-    ports = X.items(X.get(svc.obj, "spec", "ports"))
-    entry = next((p for p in ports if port is not None and port in (X.get(p, "port"), X.get(p, "name"))),
+    ports = X.items(dig(svc.obj, "spec", "ports"))
+    entry = next((p for p in ports if port is not None and port in (dig(p, "port"), dig(p, "name"))),
                  ports[0] if ports else {})
-    tp = X.get(entry, "targetPort") or X.get(entry, "port")
+    tp = dig(entry, "targetPort") or dig(entry, "port")
     if isinstance(tp, str) and not tp.isdigit():
-        for c in X.items(X.get(workload.obj, "spec", "template", "spec", "containers")):
-            for p in X.items(X.get(c, "ports")):
-                if X.get(p, "name") == tp:
-                    tp = X.get(p, "containerPort")
+        for c in X.items(dig(workload.obj, "spec", "template", "spec", "containers")):
+            for p in X.items(dig(c, "ports")):
+                if dig(p, "name") == tp:
+                    tp = dig(p, "containerPort")
     try:
         return int(tp)
     except (TypeError, ValueError):
@@ -75,9 +75,10 @@ def annotation_origins(lb: LoadBalancer, kind: str, docs: list[Doc], fallback: D
     """Which document set each LB field, and which fields took the controller's default."""
     origins: dict[str, Origin] = {}
     defaults: list[str] = []
+    annotations = [(d, meta(d, "annotations")) for d in docs]
     for field, key in X.LBC_ANNOTATIONS[kind].items():
         keys = (key, "type") if kind == "nlb" and field == "lb.target_type" else (key,)
-        found = [(d, prefix + k) for k in keys for d in docs if prefix + k in meta(d, "annotations")]
+        found = [(d, prefix + k) for k in keys for d, ann in annotations if prefix + k in ann]
         if found:
             origins[field] = Origin(found[0][0], (*ANN, found[0][1]))
             continue
@@ -128,7 +129,7 @@ def tgb_sources(svc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> 
     for tgb in idx.bindings.get((namespace(svc), name(svc)), []):
         b = X.binding(tgb.obj)
         managed = any(label in meta(tgb, "labels") for label in MANAGED_TGB)
-        tg_name = X.get(tgb.obj, "spec", "targetGroupName")
+        tg_name = dig(tgb.obj, "spec", "targetGroupName")
         found = idx.find_tg(b.target_group_arn, tg_name)
         if found is None:
             if not managed:

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from timing import extract as X
-from timing.audit.graph import Subject, TargetGroup
+from timing.audit.graph import Subject, TargetGroup, dig
 from timing.audit.links import TG_KEYS
 from timing.audit.reader import Doc, line_of
 from timing.findings import Finding
@@ -35,17 +35,17 @@ def needs_annotations(needs: tuple[str, ...]) -> tuple[str, ...]:
 def container_index(doc: Doc, subject: Subject) -> int:
     lb = subject.service.lb
     target = lb.port if lb is not None and lb.target_type == "ip" else None
-    containers = X.items(X.get(doc.obj, *POD, "containers"))
+    containers = X.items(dig(doc.obj, *POD, "containers"))
     try:
-        chosen = X.serving_container(X.get(doc.obj, *POD), target)
+        chosen = X.serving_container(dig(doc.obj, *POD), target)
     except X.ExtractError:
         return 0
     return next((i for i, c in enumerate(containers) if c is chosen), 0)
 
 
 def annotation_path(doc: Doc, key: str) -> tuple[Any, ...]:
-    if key in (X.get(doc.obj, "spec", "template", "metadata", "annotations") or {}) and \
-            key not in (X.get(doc.obj, "metadata", "annotations") or {}):
+    if key in (dig(doc.obj, "spec", "template", "metadata", "annotations") or {}) and \
+            key not in (dig(doc.obj, "metadata", "annotations") or {}):
         return ("spec", "template", "metadata", "annotations", key)
     return ("metadata", "annotations", key)
 

@@ -48,4 +48,4 @@ def as_json(audit: Audit) -> str:
     counts = Counter(f.status for f in audit.findings)
     return json.dumps({"ok": not audit.failed, "summary": {s: counts.get(s, 0) for s in STATUSES},
                        "subjects": [judged_dict(j) for j in audit.judged], "notes": audit.notes},
-                      indent=2, ensure_ascii=False)
+                      ensure_ascii=False, separators=(",", ":"))

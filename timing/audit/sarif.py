@@ -70,5 +70,7 @@ def as_sarif(audit: Audit, version: str = "0.1.0") -> str:
            "originalUriBaseIds": {"SRCROOT": {"uri": Path.cwd().resolve().as_uri() + "/"}},
            "results": results,
            "properties": {"notes": audit.notes}}
-    return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False)
+    # Compact: a cluster's audit has thousands of results, and json's C encoder needs no indent.
+    return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, ensure_ascii=False,
+                      separators=(",", ":"))
 

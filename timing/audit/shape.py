@@ -92,9 +92,15 @@ AWS_TG = [("TargetGroupArn", *STR), ("TargetGroupName", *STR), ("Protocol", *STR
           ("LoadBalancerArns", _strs, "a list of ARNs"), ("Matcher", *MAP)]
 
 
+_SPLIT: dict[str, list[str]] = {}
+
+
 def lookup(obj: Any, dotted: str) -> tuple[bool, Any]:
+    keys = _SPLIT.get(dotted)
+    if keys is None:
+        keys = _SPLIT[dotted] = dotted.split(".")
     node = obj
-    for key in dotted.split("."):
+    for key in keys:
         if not isinstance(node, dict) or key not in node:
             return False, None
         node = node[key]

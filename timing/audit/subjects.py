@@ -6,27 +6,27 @@ from typing import Any
 
 from timing import extract as X
 from timing.audit import links, shape
-from timing.audit.graph import (GATE_CONDITION, GATE_LABEL, WORKLOADS, Graph, Index, LbSource, Subject,
+from timing.audit.graph import (GATE_CONDITION, GATE_LABEL, WORKLOADS, Graph, Index, LbSource, Subject, dig,
                                 TargetGroup, meta, name, namespace, ref)
 from timing.audit.reader import Doc
 from timing.model import ReadinessGate
 
 
 def pod_labels(doc: Doc) -> dict[str, Any]:
-    return X.get(doc.obj, "spec", "template", "metadata", "labels") or {}
+    return dig(doc.obj, "spec", "template", "metadata", "labels") or {}
 
 
 def selects_pods(svc: Doc, labels: dict[str, Any]) -> bool:
     """A Service selector (a plain map) selects pods carrying all its labels; none selects nothing."""
-    selector = X.get(svc.obj, "spec", "selector")
+    selector = dig(svc.obj, "spec", "selector")
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
 def readiness_gate(doc: Doc, idx: Index, src: LbSource | None, notes: list[str]) -> ReadinessGate | None:
     """A gate is relied on when the pod template declares the controller's condition, or the
     namespace label makes the webhook inject it for pods behind IP targets."""
-    gates = X.items(X.get(doc.obj, "spec", "template", "spec", "readinessGates"))
-    if any(str(X.get(g, "conditionType") or "").startswith(GATE_CONDITION) for g in gates):
+    gates = X.items(dig(doc.obj, "spec", "template", "spec", "readinessGates"))
+    if any(str(dig(g, "conditionType") or "").startswith(GATE_CONDITION) for g in gates):
         return ReadinessGate(namespace_labelled=True, injected_after_binding=True)
     if src is None or src.lb.target_type != "ip":
         return None
@@ -65,7 +65,7 @@ def disruption(doc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> t
     `pdb-selects-workload` then says why it misses) and the HPA that scales the workload."""
     ns, labels = namespace(doc), pod_labels(doc)
     pdbs = [p for p in idx.candidates("PodDisruptionBudget", ns, labels)
-            if X.selects(X.get(p.obj, "spec", "selector"), labels)]
+            if X.selects(dig(p.obj, "spec", "selector"), labels)]
     if not pdbs:
         pdbs = [p for p in idx.of("PodDisruptionBudget", ns) if name(p) in (name(doc), name(doc) + "-pdb")]
     if len(pdbs) > 1:
@@ -116,7 +116,7 @@ def build_graph(docs: list[Doc], options: dict[str, Any]) -> Graph:
     idx.link(links.backends)
     ctx: dict[str, Any] = {
         "options": options, "used_tgs": set(), "used_pdbs": set(), "used_services": set(),
-        "classes": {name(d): X.get(d.obj, "spec", "controller") for d in idx.all("IngressClass")},
+        "classes": {name(d): dig(d.obj, "spec", "controller") for d in idx.all("IngressClass")},
         "groups": {},
     }
     for ing in idx.all("Ingress"):
