@@ -1,0 +1,121 @@
+"""The pack as a whole: every invariant id is enforced or named as undecidable from
+resources, enforcement follows severity, accepted and unreadable resources are reported,
+configuration reaches the rules, and the pack is only constructed in __main__."""
+
+from __future__ import annotations
+
+import runpy
+
+import pytest
+import pulumi_policy
+from pulumi_policy import EnforcementLevel, StackValidationPolicy
+
+from policies.findings import NOT_FROM_RESOURCES, RESOURCE_RULES, STACK_RULES
+from policies.rules import ACCEPTED, READABLE, all_policies, severities
+from policies.settings import Settings, settings
+from timing.invariants import RULE_IDS
+
+from tests.policies.support import compliant, edited, urn, violations
+
+DEP = "kubernetes:apps/v1:Deployment"
+
+
+def test_every_invariant_is_enforced_by_a_policy_or_named_as_not_decidable_from_resources():
+    enforced = set(RESOURCE_RULES) | set(STACK_RULES)
+    assert enforced.isdisjoint(NOT_FROM_RESOURCES)
+    assert enforced | set(NOT_FROM_RESOURCES) == set(RULE_IDS)
+
+
+def test_error_ids_are_mandatory_and_warnings_advisory():
+    levels = {p.name: p.enforcement_level for p in all_policies()}
+    for rule_id in (*RESOURCE_RULES, *STACK_RULES):
+        if "error" in severities(rule_id):
+            assert levels[rule_id] == EnforcementLevel.MANDATORY, rule_id
+        if "warning" in severities(rule_id):
+            name = f"{rule_id}-advisory" if "error" in severities(rule_id) else rule_id
+            assert levels[name] == EnforcementLevel.ADVISORY, rule_id
+    assert levels[ACCEPTED] == levels[READABLE] == EnforcementLevel.ADVISORY
+
+
+def test_policy_names_are_unique():
+    names = [p.name for p in all_policies()]
+    assert len(names) == len(set(names))
+
+
+def test_an_accepted_finding_is_reported_by_the_accepted_policy_not_the_rules():
+    stack = edited({"feed-pdb:spec:minAvailable": 2.0,
+                    "feed-deployment:metadata:annotations:lockstep.dev/accept": "pdb-allows-eviction"})
+    assert violations("pdb-allows-eviction", stack) == []
+    assert violations(ACCEPTED, stack) == [(
+        "ACCEPTED pdb-allows-eviction  feed: allowed disruptions 0 (pdb.min_available 2 of 2 replicas) < minimum 1  "
+        "slack -1 → accepted: lockstep.dev/accept annotation", urn(DEP, "feed-deployment"))]
+
+
+def test_a_resource_the_pack_cannot_read_is_named_by_the_readable_policy():
+    stack = edited({"feed-deployment:spec:template:spec:containers:0:ports": []})
+    assert violations(READABLE, stack) == [
+        ("lockstep cannot judge this resource: container 'feed' declares no port", urn(DEP, "feed-deployment"))]
+
+
+def test_an_ambiguous_failover_entry_service_asks_for_the_config_key():
+    stack = compliant()
+    stack["other-tg"] = ("aws:lb/targetGroup:TargetGroup", {**stack["api-tg"][1], "arn": "arn:other"}, ())
+    stack["api-tgb"][1]["spec"]["targetGroupARN"] = "arn:other"
+    stack["api-tgb"] = (stack["api-tgb"][0], stack["api-tgb"][1], ())
+    stack["feed-service"] = ("kubernetes:core/v1:Service", {"metadata": {"name": "feed", "namespace": "feeds"},
+                                                            "spec": {"selector": {"app.kubernetes.io/name": "feed"}}}, ())
+    stack["feed-tgb"] = ("kubernetes:elbv2.k8s.aws/v1beta1:TargetGroupBinding", {
+        "metadata": {"name": "feed", "namespace": "feeds"},
+        "spec": {"targetGroupARN": stack["api-tg"][1]["arn"], "serviceRef": {"name": "feed", "port": 8080.0}}}, ())
+    health = urn("aws:route53/healthCheck:HealthCheck", "primary-health")
+    assert violations(READABLE, stack) == [("lockstep cannot judge this resource: cannot tell the regional entry "
+                                            "workload: set the policy config key entry_service", health)]
+    assert violations("failover-ignores-deploys", stack, {"entry_service": "api"}) == []
+
+
+def test_a_target_group_of_an_unmodelled_protocol_is_not_judged():
+    stack = edited({"api-tg:protocol": "UDP"})
+    assert violations("lb-values-in-range", stack) == []
+
+
+def test_the_margin_comes_from_policy_config():
+    found = violations("drain-covers-lb-detection", config={"margin_s": 6.0})
+    assert [m for m, _ in found] == [
+        "ERROR drain-covers-lb-detection  api: drain 20s (shutdown.drain_s) < lb_detect 15s (deregistration: "
+        "lb.deregistration_propagation_s) + margin 6s  slack -1s → raise the drain to ≥21s or detect faster"]
+
+
+def test_deregistration_propagation_comes_from_policy_config():
+    found = violations("drain-covers-lb-detection", config={"deregistration_propagation_s": 16})
+    assert [m for m, _ in found] == [
+        "ERROR drain-covers-lb-detection  api: drain 20s (shutdown.drain_s) < lb_detect 16s (deregistration: "
+        "lb.deregistration_propagation_s) + margin 5s  slack -1s → raise the drain to ≥21s or detect faster"]
+
+
+def test_registration_propagation_and_cluster_version_come_from_policy_config():
+    assert len(violations("rollout-waits-for-lb", edited({"ns-web:metadata:labels": {}}),
+                          {"registration_propagation_s": 0})) == 1
+    exec_sleep = edited({"api-deployment:spec:template:spec:containers:0:lifecycle:preStop":
+                         {"exec": {"command": ["sleep", "20"]}}})
+    assert violations("prestop-uses-native-sleep", exec_sleep, {"kubernetes_version": "1.29"}) == []
+
+
+def test_settings_default_to_the_documented_values_and_ignore_unknown_keys():
+    assert settings(None) == Settings(margin_s=5, deregistration_propagation_s=None, registration_propagation_s=None,
+                                      alb_idle_timeout_s=60, kubernetes_version="1.30", entry_service=None)
+    assert settings({"margin_s": 7.0, "enforcementLevel": "mandatory"}).margin_s == 7
+
+
+def test_main_builds_the_pack_from_every_policy(monkeypatch):
+    built = {}
+    monkeypatch.setattr(pulumi_policy, "PolicyPack", lambda **kw: built.update(kw))
+    runpy.run_module("policies.__main__", run_name="__main__")
+    assert built["name"] == "lockstep"
+    assert [p.name for p in built["policies"]] == [p.name for p in all_policies()]
+    assert built["enforcement_level"] == EnforcementLevel.MANDATORY
+
+
+@pytest.mark.parametrize("policy", [p for p in all_policies() if isinstance(p, StackValidationPolicy)],
+                         ids=lambda p: p.name)
+def test_stack_policies_declare_the_config_schema(policy):
+    assert set(policy.config_schema.properties) >= {"margin_s", "deregistration_propagation_s"}
