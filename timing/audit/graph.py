@@ -106,6 +106,7 @@ class Index:
         self.namespaces: dict[str, Doc] = {}
         self.tgs: list[tuple[Doc, int, dict[str, Any]]] = []
         self.attributes: dict[str, dict[str, str]] = {}
+        self.attribute_docs: dict[str, Doc] = {}
         self.loose_attributes: list[tuple[Doc, dict[str, str]]] = []
         self.ignored = 0
         for doc in docs:
@@ -121,6 +122,7 @@ class Index:
                 arn = doc.obj.get("TargetGroupArn")
                 if isinstance(arn, str):
                     self.attributes[arn] = attrs
+                    self.attribute_docs[arn] = doc
                 else:
                     self.loose_attributes.append((doc, attrs))
             else:

@@ -145,6 +145,12 @@ def tgb_sources(svc: Doc, idx: Index, ctx: dict[str, Any], notes: list[str]) -> 
         attrs = idx.tg_attributes(str(tg.get("TargetGroupArn")))
         lb = X.described_target_group(tg, attrs, **ctx["options"])
         origins = {f: Origin(jdoc, ("TargetGroups", i, key)) for f, key in TG_KEYS.items()}
+        adoc = idx.attribute_docs.get(str(tg.get("TargetGroupArn")))
+        if adoc is not None:
+            keys = [dig(a, "Key") for a in X.items(adoc.obj.get("Attributes"))]
+            for field, key in (("lb.deregistration_delay_s", "deregistration_delay.timeout_seconds"),
+                               ("lb.slow_start_s", "slow_start.duration_seconds")):
+                origins[field] = Origin(adoc, ("Attributes", keys.index(key)) if key in keys else ("Attributes",))
         defaults = [] if "deregistration_delay.timeout_seconds" in attrs else [
             f"deregistration_delay.timeout_seconds {lb.deregistration_delay_s} (no attributes described)"]
         if b.target_type and b.target_type != lb.target_type:
