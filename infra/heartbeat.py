@@ -139,6 +139,9 @@ class HeartbeatService(pulumi.ComponentResource):
             command=["lockstep", "heartbeat", "--config", CONFIG_MOUNT],
             ports=[core.ContainerPortArgs(name="http", container_port=hb.port, protocol="TCP")],
             env=[core.EnvVarArgs(name=CONFIG_PATH_ENV, value=CONFIG_MOUNT),
+                 # The leader-election identity the runtime reads (heartbeat/runtime.py).
+                 core.EnvVarArgs(name="POD_NAME", value_from=core.EnvVarSourceArgs(
+                     field_ref=core.ObjectFieldSelectorArgs(field_path="metadata.name"))),
                  core.EnvVarArgs(name=BROKER_URL_ENV, value_from=core.EnvVarSourceArgs(
                      secret_key_ref=core.SecretKeySelectorArgs(name=self.secret.metadata.name,
                                                                key=SECRET_KEY)))],

@@ -91,22 +91,40 @@ def components(resources: list[Recorded]) -> list[tuple[Recorded, list[Recorded]
     return [(c, children[c.urn]) for c in tops]
 
 
-def write(resources: list[Recorded], out: Path) -> list[str]:
-    """Write the files; returns one summary line per component."""
+MAX_LINES = 20  # the summary stays on one screen: beyond this, one line per component type
+
+
+def summary(rows: list[tuple[Recorded, list[Recorded], list[str]]]) -> list[str]:
+    if len(rows) <= MAX_LINES:
+        return [f"  {c.kind:<17} {c.name:<20} {len(m):>3}  {', '.join(dict.fromkeys(r.kind for r in m))}"
+                f"  → {' '.join(f)}" for c, m, f in rows]
+    by_type: dict[str, list[tuple[Recorded, list[Recorded], list[str]]]] = defaultdict(list)
+    for row in rows:
+        by_type[row[0].kind].append(row)
+    return [f"  {kind:<17} ×{len(group):<19} {sum(len(m) for _, m, _ in group):>3}  "
+            f"{', '.join(dict.fromkeys(r.kind for _, m, _ in group for r in m))}  "
+            f"→ {sum(len(f) for _, _, f in group)} files"
+            for kind, group in by_type.items()]
+
+
+def write(resources: list[Recorded], out: Path) -> list[tuple[Recorded, list[Recorded], list[str]]]:
+    """Write the files; returns (component, its resources, its files) per component."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     for sub in ("k8s", "aws"):
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
-    index, lines = [], []
+    index, rows = [], []
+    comps = components(resources)
+    width = max(2, len(str(len(comps))))  # zero-padded so `kubectl apply -f` keeps the order
     n = 0
-    for comp, members in components(resources):
+    for comp, members in comps:
         files = []
         kube = [r for r in members if r.is_kubernetes]
         cloud = [r for r in members if not r.is_kubernetes]
         if kube:
-            path = out / "k8s" / f"{n:02d}-{comp.name}.yaml"
+            path = out / "k8s" / f"{n:0{width}d}-{comp.name}.yaml"
             n += 1
             path.write_text(yaml.dump_all([manifest(r) for r in kube], Dumper=dumper,
                                           sort_keys=False), encoding="utf-8")
@@ -121,11 +139,9 @@ def write(resources: list[Recorded], out: Path) -> list[str]:
         for r in members:
             index.append({"urn": r.urn, "type": r.type, "name": r.name,
                           "file": str((files[0] if r.is_kubernetes else files[-1]).relative_to(out))})
-        kinds = ", ".join(dict.fromkeys(r.kind for r in members))
-        shown = " ".join(str(f.relative_to(out)) for f in files)
-        lines.append(f"  {comp.kind:<17} {comp.name:<20} {len(members):>3}  {kinds}  → {shown}")
+        rows.append((comp, members, [str(f.relative_to(out)) for f in files]))
     (out / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
-    return lines
+    return rows
 
 
 def run(args: argparse.Namespace) -> int:
@@ -147,10 +163,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     out = Path(args.output)
-    lines = write(resources, out)
+    rows = write(resources, out)
     custom = [r for r in resources if r.custom]
     kube = sum(r.is_kubernetes for r in custom)
-    print(f"lockstep render {source} → {out}/  ({len(lines)} components, {kube} Kubernetes "
+    print(f"lockstep render {source} → {out}/  ({len(rows)} components, {kube} Kubernetes "
           f"objects, {len(custom) - kube} AWS resources)")
-    print("\n".join(lines))
+    print("\n".join(summary(rows)))
     return 0
