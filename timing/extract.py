@@ -95,10 +95,6 @@ def amount(obj: Any, *path: str) -> Any:
     return int_or_percent(get(obj, *path), ".".join(path))
 
 
-def num_or_digits(obj: Any, *path: str) -> Any:
-    return number(digits(get(obj, *path)), ".".join(path))
-
-
 def port_at(obj: Any, ports: Mapping[str, int] | None, *path: str) -> Any:
     return port_number(get(obj, *path), ports, ".".join(path))
 
@@ -422,7 +418,7 @@ def target_group(props: Mapping[str, Any], *, attach_to_arn: str | None = None,
         "kind": kind, "protocol": protocol, "target_type": get(props, "targetType") or "instance",
         "port": num(props, "port"), "health_check": health_check(props, kind),
         "attach_to_arn": attach_to_arn, "vpc_id": get(props, "vpcId"),
-        "deregistration_delay_s": num_or_digits(props, "deregistrationDelay"),
+        "deregistration_delay_s": number(digits(get(props, "deregistrationDelay")), "deregistrationDelay"),
         "slow_start_s": num(props, "slowStart") or 0,
     }
     if data["deregistration_delay_s"] is None:

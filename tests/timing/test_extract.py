@@ -73,6 +73,9 @@ def test_a_number_read_at_a_path_names_the_path_when_it_is_not_whole():
     with pytest.raises(x.ExtractError) as err:
         x.probe({"httpGet": {"port": 1.5}})
     assert str(err.value) == "httpGet.port: expected whole seconds/count, got 1.5"
+    with pytest.raises(x.ExtractError) as err:
+        x.probe({"grpc": {"port": 1.5}})
+    assert str(err.value) == "grpc.port: expected whole seconds/count, got 1.5"
 
 
 def test_int_or_percent_keeps_percent_strings_and_reads_numbers():
@@ -205,6 +208,8 @@ def test_probes_read_the_three_kinds_with_the_containers_named_ports():
     assert (got.startup.http_get.path, got.readiness.http_get.path, got.liveness.http_get.path) == ("/s", "/r", "/l")
     assert got.readiness.http_get.port == 8080
     assert x.container_ports(container) == {"http": 8080}
+    assert x.probes({"ports": [{"name": "tcp", "containerPort": 7000}],
+                     "livenessProbe": {"tcpSocket": {"port": "tcp"}}}).liveness.tcp_socket.port == 7000
     assert x.probes({}) == Probes()
 
 
