@@ -239,12 +239,6 @@ def failover_tolerance(fo: Failover) -> Term:
 
 
 # ---- what infra/ deploys -------------------------------------------------------------------------
-def kube_version(text: str) -> tuple[int, int]:
-    """"1.30" → (1, 30), comparable with `limits.NATIVE_SLEEP_SINCE`."""
-    major, minor = text.split(".")
-    return int(major), int(minor)
-
-
 def prestop_action(shutdown: Shutdown, kubernetes_version: str) -> str:
     """The preStop handler that carries the drain: "sleep" (the kubelet's native action),
     "exec" (`sleep N` in the container) or "none".
@@ -253,8 +247,10 @@ def prestop_action(shutdown: Shutdown, kubernetes_version: str) -> str:
     (`limits.NATIVE_SLEEP_SINCE`): an exec sleep needs a sleep binary, and on distroless
     images its absence silently turns the drain into 0. A zero drain needs no hook at all
     (older kubelets reject a zero-second sleep action)."""
+    from timing.invariants import parse_version
+
     if shutdown.prestop is not None:
         return shutdown.prestop
     if shutdown.drain_s == 0:
         return "none"
-    return "sleep" if kube_version(kubernetes_version) >= L.NATIVE_SLEEP_SINCE else "exec"
+    return "sleep" if parse_version(kubernetes_version) >= L.NATIVE_SLEEP_SINCE else "exec"
