@@ -136,7 +136,8 @@ def doc_problems(doc: Doc) -> list[str]:
     if kind in SHAPES:
         found += problems(obj, METADATA + SHAPES[kind])
         if kind in ("Deployment", "StatefulSet") and not found:
-            for i, c in enumerate(obj.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []):
+            _, containers = lookup(obj, "spec.template.spec.containers")
+            for i, c in enumerate(containers or []):
                 pre = f"spec.template.spec.containers.{i}."
                 found += problems(c, CONTAINER, pre)
                 for name in ("readinessProbe", "livenessProbe", "startupProbe"):
