@@ -18,7 +18,7 @@ from timing.model import Stack
 
 from policies.resources import (
     R53_CHECK, R53_RECORD, TARGET_GROUPS, WORKLOADS, Bound, Res, Unreadable, bound_services,
-    heartbeat_configmaps, of_type, with_kind,
+    heartbeat_configmaps, known, of_type, with_kind,
 )
 from policies.settings import Settings
 
@@ -151,8 +151,8 @@ def checked_record(resources: Sequence[Res]) -> tuple[Res, Res] | None:
 
 def guards(check: Res, record: Res) -> bool:
     """The record names the health check by id (when known) or depends on it."""
-    check_id = x.get(check.props, "id")
-    return check.urn in record.deps or (check_id is not None and x.get(record.props, "healthCheckId") == check_id)
+    check_id = known(check.props, "id")
+    return check.urn in record.deps or (check_id is not None and known(record.props, "healthCheckId") == check_id)
 
 
 def failover_findings(rule_id: str, resources: Sequence[Res], bounds: Sequence[Bound],

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi_policy.proxy import UnknownValueError
+
 from timing import extract as x
 from timing.heartbeat_config import CONFIGMAP_KEY
 from timing.model import LoadBalancer, ReadinessGate, Service
@@ -94,9 +96,17 @@ def pod_labels(workload: Res) -> dict[str, Any]:
     return dict(x.get(workload.props, "spec", "template", "metadata", "labels") or {})
 
 
+def known(obj: Any, *path: str) -> Any:
+    """The value at `path`, or None while a preview cannot know it (a new resource's ARN)."""
+    try:
+        return x.get(obj, *path)
+    except UnknownValueError:
+        return None
+
+
 def linked(source: Res, value: Any, target: Res) -> bool:
-    """`source` names `target` by ARN (when known) or depends on it."""
-    arn = x.get(target.props, "arn")
+    """`source` names `target` by ARN (when both are known) or depends on it."""
+    arn = known(target.props, "arn")
     return (arn is not None and value == arn) or target.urn in source.deps
 
 
@@ -104,8 +114,8 @@ def listener_arn(tg: Res, resources: Sequence[Res]) -> str | None:
     """The listener (or the listener a rule belongs to) that forwards to `tg`; None: unattached."""
     for lis in of_type(resources, *LISTENERS):
         actions = x.items(x.get(lis.props, "actions")) + x.items(x.get(lis.props, "defaultActions"))
-        if any(linked(lis, x.get(a, "targetGroupArn"), tg) for a in actions):
-            return x.get(lis.props, "listenerArn") or x.get(lis.props, "loadBalancerArn") or lis.urn
+        if any(linked(lis, known(a, "targetGroupArn"), tg) for a in actions):
+            return known(lis.props, "listenerArn") or known(lis.props, "loadBalancerArn") or lis.urn
     return None
 
 
@@ -124,11 +134,12 @@ def services_selecting(workload: Res, resources: Sequence[Res]) -> list[Res]:
 
 def bindings_for(services: Sequence[Res], resources: Sequence[Res]) -> list[Res]:
     names = {(s.namespace, s.meta_name) for s in services}
-    return [b for b in of_type(resources, TGB) if (b.namespace, x.binding(b.props).service) in names]
+    return [b for b in of_type(resources, TGB)
+            if (b.namespace, str(x.get(b.props, "spec", "serviceRef", "name"))) in names]
 
 
 def target_group_of(binding: Res, resources: Sequence[Res]) -> Res | None:
-    arn = x.binding(binding.props).target_group_arn
+    arn = known(binding.props, "spec", "targetGroupARN")
     return next((tg for tg in of_type(resources, *TARGET_GROUPS) if linked(binding, arn, tg)), None)
 
 

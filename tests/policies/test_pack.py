@@ -119,3 +119,25 @@ def test_main_builds_the_pack_from_every_policy(monkeypatch):
                          ids=lambda p: p.name)
 def test_stack_policies_declare_the_config_schema(policy):
     assert set(policy.config_schema.properties) >= {"margin_s", "deregistration_propagation_s"}
+
+
+def test_during_a_preview_unknown_arns_are_followed_by_dependency(monkeypatch):
+    """A new target group's ARN (and a new health check's id) is unknown at preview: the
+    binding, the listener rule and the record still reach them through their dependencies."""
+    from pulumi.runtime.rpc import UNKNOWN
+    from pulumi_policy.proxy import unknown_checking_proxy
+
+    import tests.policies.support as support
+
+    stack = edited({"api-tg:arn": UNKNOWN, "api-tgb:spec:targetGroupARN": UNKNOWN,
+                    "api-rule:actions:0:targetGroupArn": UNKNOWN, "api-rule:listenerArn": UNKNOWN,
+                    "primary-record:healthCheckId": UNKNOWN, "primary-health:id": UNKNOWN})
+    real = support.PolicyResource
+    monkeypatch.setattr(support, "PolicyResource",
+                        lambda t, props, *rest: real(t, unknown_checking_proxy(props), *rest))
+    for policy in all_policies():
+        assert violations(policy.name, stack) == [], policy.name
+    broken = edited({"api-deployment:spec:template:spec:containers:0:lifecycle:preStop:sleep:seconds": 19.0}, stack)
+    assert len(violations("drain-covers-lb-detection", broken)) == 1
+    assert len(violations("failover-ignores-deploys", edited(
+        {"api-deployment:spec:strategy:rollingUpdate:maxUnavailable": 1.0}, stack))) == 1
