@@ -176,12 +176,15 @@ def judge(w: WatchedWorkload, s: Snapshot | None, memory: Memory | None, now: fl
     pod replacement gets under `heartbeat-rides-out-pod-replacement`)."""
     if s is None:
         return Verdict(False, f"{w.kind} {w.namespace}/{w.name} not found with label is-observable=true"), memory
-    mem = memory or Memory(settled_expected=s.expected)
+    # First sight: a status that lags the spec still shows the count the workload had
+    # before (a rescale caught in flight); otherwise nothing better than the spec is known.
+    mem = memory or Memory(settled_expected=min(s.expected, s.total) if needs_pods(s) else s.expected)
     available, shown = _available(s)
     # Rescale memory: judge against the count the workload last reached until it reaches
-    # the new one; a scale-down takes effect at once (min).
+    # the new one.
     reached = available >= s.expected and not needs_pods(s)
-    new_mem = replace(mem, settled_expected=s.expected) if reached else mem
+    # Raised only once the new count is reached; a scale-down takes effect at once.
+    new_mem = replace(mem, settled_expected=s.expected if reached else min(mem.settled_expected, s.expected))
     base = min(s.expected, new_mem.settled_expected)
     rescaling = s.expected != new_mem.settled_expected
     required = pdb_minimum(w, base)
@@ -199,9 +202,12 @@ def judge(w: WatchedWorkload, s: Snapshot | None, memory: Memory | None, now: fl
         if available >= tolerated and step_age < stall_s:
             return Verdict(True, f"rollout step {s.updated}/{s.expected} updated: {shown}, one pod "
                            f"in replacement for {step_age:.0f}s", available, tolerated), new_mem
-        return Verdict(False, f"rollout stuck {step_age:.0f}s at {s.updated}/{s.expected} updated: "
-                       f"{shown} < {required} required", available, required,
-                       since=new_mem.step_started), new_mem
+        if available >= tolerated:  # the missing pod has been missing since the step began
+            return Verdict(False, f"rollout stuck {step_age:.0f}s at {s.updated}/{s.expected} updated: "
+                           f"{shown} < {required} required", available, required,
+                           since=new_mem.step_started), new_mem
+        return Verdict(False, f"rollout step {s.updated}/{s.expected} updated: {shown} < {tolerated} "
+                       "(more than the pod in replacement is missing)", available, tolerated), new_mem
     new_mem = replace(new_mem, step_started=None, step_progress=(-1, -1))
     if available >= required:
         return Verdict(True, f"{note}{shown} ≥ {required} required", available, required), new_mem
