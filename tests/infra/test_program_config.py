@@ -62,3 +62,17 @@ def test_config_strings_are_what_the_engine_passes():
     strings = config_strings({"margin_s": 5, "kubernetes_version": "1.30", "services": []}, {"k": "s"})
     assert strings == {"lockstep:margin_s": "5", "lockstep:kubernetes_version": "1.30",
                        "lockstep:services": json.dumps([]), "lockstep:k": "s"}
+
+
+def test_pulumi_up_stops_with_the_findings_as_a_run_error_not_a_traceback(monkeypatch):
+    import infra.program
+
+    values = example_values()
+    values["services"][0]["shutdown"]["drain_s"] = 5
+    monkeypatch.setattr(infra.program, "read_values", lambda config: values)
+    with pytest.raises(pulumi.RunError) as err:
+        infra.program.main()
+    assert "ERROR drain-covers-lb-detection  api:" in str(err.value)
+    values["services"][0]["replicas"] = "three"
+    with pytest.raises(pulumi.RunError, match="lockstep:services.0.replicas"):
+        infra.program.main()
