@@ -1,0 +1,108 @@
+"""`lockstep simulate [STACK_CONFIG]`: a rollout, one pod replaced and a crash per service,
+over many random phases of the health checks, probes, observers and requests."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from timing.cmd_check import add_stack_argument
+from timing.config import ConfigError
+
+HELP = ("simulate a rollout, a pod replacement and a crash of every service; count requests "
+        "that reached nothing (502) apart from deliberate 503s")
+EPILOG = """\
+counts: 502 = sent to a target that no longer listens; no-target = the LB had nowhere to send;
+ka-502 = sent on a keep-alive connection the app had closed; cut = in flight when the pod or
+the LB ended it; drain-503 = health checks a draining server failed on purpose (not a failure).
+Requests lost during a real crash are unavoidable and not counted.
+exit codes: 0 nothing lost and no false block, 1 requests lost / false heartbeat block /
+watchdog action during planned work / failed deploy, 2 unreadable or invalid input"""
+
+COLUMNS = (("requests", "requests"), ("502", "refused_502"), ("no-target", "no_target_503"),
+           ("ka-502", "keepalive_502"), ("cut", "cut"), ("drain-503", "deliberate_503"),
+           ("false-block", "false_blocks"), ("watchdog", "watchdog_actions"),
+           ("early-unblock", "premature_unblocks"), ("deploy-fail", "deploy_failed"),
+           ("no-pod", "zero_capacity"))
+TIMELINE_LINES = 14
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_stack_argument(parser)
+    parser.add_argument("--phases", type=int, default=20, help="random phases per scenario (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="client requests per second per service (default 20)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _check_args(args: argparse.Namespace) -> float:
+    from timing.simulate import DEFAULT_RATE
+
+    if args.phases < 1:
+        raise ConfigError([f"--phases: must be at least 1 (got {args.phases})"])
+    rate = DEFAULT_RATE if args.rate is None else args.rate
+    if not rate > 0 or rate > 10000:
+        raise ConfigError([f"--rate: must be above 0 and at most 10000 requests/s (got {args.rate})"])
+    return rate
+
+
+def _metrics(metrics: dict[str, float]) -> str:
+    shown = []
+    for key, value in metrics.items():
+        shown.append(f"{key}={'never' if value == float('inf') else f'{value:.0f}s'}")
+    return " ".join(shown)
+
+
+def render_text(report, source: str) -> str:
+    lines = [f"lockstep simulate {source}: {report.phases} phases per scenario, seed {report.seed}, "
+             f"{report.rate:g} requests/s per service"]
+    header = f"{'service':<18}{'scenario':<9}" + "".join(f"{h:>{max(len(h) + 1, 6)}}" for h, _ in COLUMNS)
+    lines.append(header)
+    for s in report.scenarios:
+        c = s.counts
+        row = f"{s.service:<18}{s.scenario:<9}" + "".join(
+            f"{getattr(c, k):>{max(len(h) + 1, 6)}}" for h, k in COLUMNS)
+        lines.append(row + ("  HARMFUL" if s.harmful else ""))
+        extra = _metrics(s.metrics)
+        if extra:
+            lines.append(f"{'':<27}{extra}")
+        for note in c.notes:
+            lines.append(f"{'':<27}note: {note}")
+    for s in report.scenarios:
+        if not s.timeline or not (s.harmful or s.scenario == "rollout"):
+            continue
+        what = "witness" if s.harmful else "timeline"
+        lines.append(f"{what}: {s.service} {s.scenario}")
+        events = s.timeline
+        if s.harmful:
+            first = next((i for i, (_, text) in enumerate(events)
+                          if "first loss" in text or "BLOCKED" in text or "watchdog" in text
+                          or "deadline" in text or "no pod" in text or "stalled" in text), 0)
+            events = events[max(0, first - TIMELINE_LINES + 4):]
+        for t, text in events[:TIMELINE_LINES]:
+            lines.append(f"  {t:8.1f}s  {text}")
+        if len(events) > TIMELINE_LINES:
+            lines.append(f"  … {len(events) - TIMELINE_LINES} more events (--format json has all)")
+    bad = [s for s in report.scenarios if s.harmful]
+    if bad:
+        lines.append("result: " + "; ".join(
+            f"{s.service} {s.scenario} harmful in {s.harmful_phases}/{s.phases} phases" for s in bad))
+    else:
+        lines.append("result: no request lost, no false block, no false watchdog action")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from timing.config import EXAMPLE, read_stack_file
+    from timing.simulate import simulate_stack
+
+    rate = _check_args(args)
+    stack = read_stack_file(args.stack_config)
+    report = simulate_stack(stack, phases=args.phases, seed=args.seed, rate=rate, timeline=True)
+    source = args.stack_config or EXAMPLE.name
+    if args.format == "json":
+        print(json.dumps({"stack": source, **report.as_dict()}, indent=2, ensure_ascii=False))
+    else:
+        print(render_text(report, source))
+    return 1 if report.failed else 0

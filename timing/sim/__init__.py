@@ -1,0 +1,1 @@
+"""The discrete-event simulation behind `timing.simulate` (engine, scenarios, specs)."""

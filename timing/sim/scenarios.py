@@ -1,0 +1,440 @@
+"""The scenarios: a rolling update, one pod replaced (eviction, seed 003's host redeploy), and
+a real crash of the whole service. Each runs one service over one random phase.
+
+Controllers follow Kubernetes: a Deployment scales its new ReplicaSet up within maxSurge and
+its old one down while keeping `replicas - maxUnavailable` pods available (a pod is available
+once Ready for minReadySeconds; Ready needs the readiness gate when one is injected); a
+StatefulSet replaces pods one at a time, highest ordinal first, the old pod gone first. The
+heartbeat observer and the watchdog sample at their own random phases.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from timing.sim.engine import INF, Counts, Pod, World
+from timing.sim.spec import HeartbeatSpec, ServiceSpec, WatchdogSpec
+
+TAIL = 15.0
+MAX_ROLLOUT = 7200.0  # a rollout still running after two hours counts as stalled
+
+
+@dataclass
+class Outcome:
+    service: str
+    scenario: str
+    counts: Counts
+    metrics: dict[str, float] = field(default_factory=dict)
+    timeline: list[tuple[float, str]] | None = None
+
+
+class Observer:
+    """The heartbeat's judgement of one spec's service (seed 000, as `heartbeat/` decides):
+    healthy while the PDB minimum (else every expected replica, never below one) is
+    available; during a StatefulSet rollout one pod may be missing while a step progresses
+    for less than the loss time. Unhealthy *continuously* for `loss` seconds, counted from the
+    first unhealthy observation, blocks the scope; `recovery` seconds of health unblock it."""
+
+    def __init__(self, w: World, hb: HeartbeatSpec) -> None:
+        self.w, self.hb = w, hb
+        n, keep = w.spec.replicas, w.spec.pdb_keep
+        self.required = n if keep is None else min(n, max(1, keep))
+        self.tolerated = max(1, min(self.required, n - 1))
+        self.blocked = False
+        self.unhealthy_since: float | None = None
+        self.healthy_since: float | None = None
+        self.step: tuple[float, tuple[int, int]] | None = None
+        self.blocks: list[float] = []
+        self.unblocks: list[float] = []
+        w.every(hb.observe, self.sample)
+
+    def _verdict(self, t: float) -> tuple[bool, float | None]:
+        w = self.w
+        n = sum(1 for p in w.pods if p.term_at is None and not p.gone and w.available(p, t))
+        progress = w.sts_progress() if w.sts_progress is not None else None
+        if progress is None:
+            self.step = None
+            return n >= self.required, None
+        if self.step is None or self.step[1] != progress:
+            self.step = (t, progress)
+        if n >= self.required:
+            return True, None
+        age = t - self.step[0]
+        if n >= self.tolerated:
+            return (True, None) if age < self.hb.loss else (False, self.step[0])
+        return False, None
+
+    def sample(self) -> None:
+        t = self.w.t
+        healthy, since = self._verdict(t)
+        if healthy:
+            self.unhealthy_since = None
+            self.healthy_since = t if self.healthy_since is None else self.healthy_since
+            if self.blocked and t - self.healthy_since >= self.hb.recovery - 1e-6:
+                self.blocked = False
+                self.unblocks.append(t)
+                self.w.note(f"heartbeat {self.hb.name}: unblocked")
+            return
+        self.healthy_since = None
+        start = t if self.unhealthy_since is None else self.unhealthy_since
+        self.unhealthy_since = start if since is None else min(start, since)
+        if not self.blocked and t - self.unhealthy_since >= self.hb.loss - 1e-6:
+            self.blocked = True
+            self.blocks.append(t)
+            self.w.note(f"heartbeat {self.hb.name}: BLOCKED")
+            if self.w.planned:
+                self.w.c.false_blocks += 1
+
+
+class Watchdog:
+    """A host watchdog: acts after `failures` consecutive failed checks of its slot."""
+
+    def __init__(self, w: World, spec: WatchdogSpec, slot_ok: Callable[[float], bool]) -> None:
+        self.w, self.spec, self.slot_ok = w, spec, slot_ok
+        self.fails = 0
+        self.actions: list[float] = []
+        w.every(spec.period, self.check)
+
+    def check(self) -> None:
+        if self.slot_ok(self.w.t):
+            self.fails = 0
+            return
+        self.fails += 1
+        if self.fails >= self.spec.failures:
+            self.fails = 0
+            self.actions.append(self.w.t)
+            self.w.note("watchdog: acts on the service")
+            if self.w.planned:
+                self.w.c.watchdog_actions += 1
+
+
+def _start(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool, fast: bool
+           ) -> tuple[World, list[Pod], list[Observer], float]:
+    w = World(spec, rng, rate, Counts(), [] if tl else None)
+    w.fast = fast
+    pods = [w.add_pod(f"{spec.name}-{i}", steady=True) for i in range(spec.replicas)]
+    observers = [Observer(w, hb) for hb in spec.heartbeat]
+    longest = max([spec.lb.interval if spec.lb else 0, spec.gate_poll]
+                  + [hb.observe for hb in spec.heartbeat]
+                  + [spec.watchdog.period if spec.watchdog else 0])
+    return w, pods, observers, 20.0 + rng.uniform(0, longest)
+
+
+def _no_pods(w: World, scenario: str) -> Outcome:
+    w.c.zero_capacity += 1
+    w.note("no replicas: nothing serves")
+    return Outcome(w.spec.name, scenario, w.c, timeline=w.timeline)
+
+
+def _planned_heartbeat(out: Outcome, observers: list[Observer]) -> None:
+    for ob in observers:
+        if ob.blocks:
+            out.metrics[f"blocked_after_s:{ob.hb.name}"] = ob.blocks[0]
+
+
+def _bound(s: ServiceSpec) -> float:
+    """A generous bound on one pod replacement, to tell a slow rollout from a stalled one."""
+    probes = sum(p.initial_delay + p.period * (p.failure + p.success + 1)
+                 for p in (s.startup, s.readiness, s.liveness) if p is not None)
+    lb = 0 if s.lb is None else (s.lb.registration_propagation + s.lb.deregistration_propagation
+                                 + s.lb.interval * (s.lb.healthy_threshold + 2) + s.gate_poll)
+    return s.grace + s.schedule + s.warmup + probes + s.min_ready + lb + 60
+
+
+# ---- rolling update -----------------------------------------------------------------------------
+class DeploymentRollout:
+    def __init__(self, w: World, old: list[Pod]) -> None:
+        self.w, self.s = w, w.spec
+        self.old, self.new = list(old), []
+        self.seen: set[int] = set()
+        self.done_at: float | None = None
+        self.last_progress = w.t
+        self.failed = False
+        self._arm()
+
+    def _arm(self) -> None:
+        self.w.at(self.last_progress + self.s.progress_deadline, self._deadline, self.last_progress)
+
+    def _deadline(self, mark: float) -> None:
+        if self.done_at is None and mark == self.last_progress and not self.failed:
+            self.failed = True
+            self.w.c.deploy_failed += 1
+            self.w.note("rollout: progress deadline exceeded (reported failed)")
+
+    def _progress(self) -> None:
+        self.last_progress = self.w.t
+        self._arm()
+
+    def reconcile(self) -> None:
+        w, s, t = self.w, self.s, self.w.t
+        if self.done_at is not None:
+            return
+        old = [p for p in self.old if p.term_at is None]
+        new = [p for p in self.new if p.term_at is None]
+        n = s.replicas
+        for _ in range(min(n + s.surge - len(old) - len(new), n - len(new))):
+            pod = w.add_pod(f"{s.name}-new-{len(self.new)}")
+            self.new.append(pod)
+            new.append(pod)
+            self._progress()
+        for pod in new:
+            if id(pod) not in self.seen and w.available(pod, t):
+                self.seen.add(id(pod))
+                self._progress()
+        new_avail = sum(1 for p in new if w.available(p, t))
+        floor = n - s.unavailable
+        # Unavailable old pods go first, as far as the new ones' unavailability allows.
+        budget = len(old) + len(new) - floor - (len(new) - new_avail)
+        for pod in [p for p in old if not w.available(p, t)]:
+            if budget <= 0:
+                break
+            w.terminate(pod, s.grace)
+            budget -= 1
+        old = [p for p in old if p.term_at is None]
+        spare = sum(1 for p in old if w.available(p, t)) + new_avail - floor
+        for pod in old:
+            if spare <= 0:
+                break
+            if w.available(pod, t):
+                w.terminate(pod, s.grace)
+                spare -= 1
+        old = [p for p in old if p.term_at is None]
+        if not old and len(new) == n and new_avail == n:
+            self.done_at = t
+            w.note("rollout: complete")
+            w.at(t, self._finish)
+
+    def _finish(self) -> None:
+        if all(p.gone for p in self.old):
+            self.w.at(self.w.t + TAIL, self._stop)
+        else:
+            self.w.at(self.w.t + 1, self._finish)
+
+    def _stop(self) -> None:
+        self.w.stop_flag = True
+
+
+class StatefulSetRollout:
+    def __init__(self, w: World, old: list[Pod]) -> None:
+        self.w, self.s = w, w.spec
+        self.queue = list(reversed(old))  # highest ordinal first
+        self.cur_old: Pod | None = None
+        self.cur_new: Pod | None = None
+        self.creating = False
+        self.done_at: float | None = None
+        self.failed = False
+        self.count = 0
+        self.new: list[Pod] = []
+        w.sts_progress = self.progress
+
+    def progress(self) -> tuple[int, int] | None:
+        """(updatedReplicas, readyReplicas) while the rollout runs, as the observer reads them."""
+        if self.done_at is not None:
+            return None
+        w = self.w
+        return (sum(1 for p in self.new if not p.gone),
+                sum(1 for p in w.pods if p.ready and not p.gone))
+
+    def reconcile(self) -> None:
+        w, t = self.w, self.w.t
+        if self.done_at is not None:
+            return
+        if self.cur_new is not None:
+            if not w.available(self.cur_new, t):
+                return
+            self.cur_new = None
+        if self.cur_old is not None:
+            if self.cur_old.gone and not self.creating:
+                self.creating = True
+                w.at(t + self.s.schedule, self._create)
+            return
+        if self.queue:
+            self.cur_old = self.queue.pop(0)
+            w.terminate(self.cur_old, self.s.grace)
+            return
+        self.done_at = t
+        w.note("rollout: complete")
+        w.at(t + TAIL, self._stop)
+
+    def _create(self) -> None:
+        self.cur_new = self.w.add_pod(f"{self.s.name}-new-{self.count}")
+        self.new.append(self.cur_new)
+        self.count += 1
+        self.cur_old, self.creating = None, False
+        self.w.changed()
+
+    def _stop(self) -> None:
+        self.w.stop_flag = True
+
+
+def rollout(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
+            fast: bool = False) -> Outcome:
+    w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
+    if not pods:
+        return _no_pods(w, "rollout")
+    w.run(t0)
+    w.capacity_from = t0
+    w.note("rollout: starts")
+    ctl = (DeploymentRollout if spec.kind == "Deployment" else StatefulSetRollout)(w, pods)
+    w.on_change = ctl.reconcile
+    ctl.reconcile()
+    horizon = t0 + min(spec.replicas * _bound(spec) + 2 * spec.progress_deadline, MAX_ROLLOUT)
+    w.run(horizon)
+    out = Outcome(spec.name, "rollout", w.c, timeline=w.timeline)
+    if ctl.done_at is None:
+        w.c.deploy_failed += 1 if not ctl.failed else 0
+        w.note(f"rollout: not complete after {w.t - t0:.0f}s (stalled)")
+        out.metrics["rollout_s"] = INF
+    else:
+        out.metrics["rollout_s"] = ctl.done_at - t0
+    _planned_heartbeat(out, observers)
+    return out
+
+
+# ---- one pod replaced ---------------------------------------------------------------------------
+def replace(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
+            fast: bool = False) -> Outcome:
+    """A node drain evicts one pod (PDB permitting) within the node's termination budget;
+    a Deployment's replacement starts at once, a StatefulSet's after the old pod is gone."""
+    w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
+    if not pods:
+        return _no_pods(w, "replace")
+    victim = pods[rng.randrange(len(pods))]
+    new: list[Pod] = []
+    done: list[float] = []
+    scheduled: list[bool] = []
+
+    def slot_ok(t: float) -> bool:
+        if victim.term_at is None and w.health(victim, t) == "ok" and victim.ready:
+            return True
+        return bool(new) and w.available(new[0], t)
+
+    dog = Watchdog(w, spec.watchdog, slot_ok) if spec.watchdog is not None else None
+    w.run(t0)
+    grace = spec.grace if spec.node_budget is None else min(spec.grace, spec.node_budget)
+    tries = 0
+    while True:
+        ready = sum(1 for p in w.pods if p.ready)
+        if spec.pdb_keep is None or ready - spec.pdb_keep >= 1:
+            break
+        tries += 1
+        if tries > 120:
+            w.c.deploy_failed += 1
+            w.note("eviction: blocked by the PDB for 10 minutes (node drain never completes)")
+            out = Outcome(spec.name, "replace", w.c, timeline=w.timeline)
+            _planned_heartbeat(out, observers)
+            return out
+        w.run(w.t + 5)
+    t_evict = w.t
+    w.capacity_from = t_evict
+    w.note(f"eviction: {victim.name}")
+    w.terminate(victim, grace)
+
+    def create() -> None:
+        new.append(w.add_pod(f"{spec.name}-replacement"))
+        w.changed()
+
+    if spec.kind == "Deployment":
+        create()
+
+    def on_change() -> None:
+        t = w.t
+        if spec.kind == "StatefulSet" and not new and victim.gone and not scheduled:
+            scheduled.append(True)
+            w.at(t + spec.schedule, create)
+        if new and not done and victim.gone and w.available(new[0], t):
+            done.append(t)
+            w.note("replacement available")
+            w.at(t + TAIL + max([hb.observe for hb in spec.heartbeat] + [0]), _stop)
+
+    def _stop() -> None:
+        w.stop_flag = True
+
+    w.on_change = on_change
+    w.run(t_evict + 4 * _bound(spec))
+    out = Outcome(spec.name, "replace", w.c, timeline=w.timeline)
+    if not done:
+        w.c.deploy_failed += 1
+        w.note("replacement never became available")
+    else:
+        out.metrics["replace_s"] = done[0] - t_evict
+    _planned_heartbeat(out, observers)
+    return out
+
+
+# ---- a real crash ------------------------------------------------------------------------------
+def crash(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
+          fast: bool = False) -> Outcome:
+    """Every pod's process dies and cannot start for an outage, then comes back. Requests lost
+    meanwhile are unavoidable and not counted; what counts is how fast each checker notices,
+    and whether the heartbeat unblocks only once the data is current and traffic flows."""
+    w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
+    if not pods:
+        return _no_pods(w, "crash")
+    dog = (Watchdog(w, spec.watchdog, lambda t: pods[0].listening(t) and w.available(pods[0], t))
+           if spec.watchdog is not None else None)
+    w.run(t0)
+    w.note("crash: every pod's process dies")
+    w.losses_from = INF
+    w.planned = False  # from here on blocks and watchdog actions are the right response
+    w.rate = 0.0  # requests from here on are lost whatever the numbers: not simulated
+    for pod in pods:
+        w.crash(pod)
+    wd = spec.watchdog
+    outage = max([60.0] + [hb.loss + 2 * hb.observe + 30 for hb in spec.heartbeat]
+                 + ([wd.period * (wd.failures + 1)] if wd is not None and not fast else [])
+                 + ([spec.lb.interval * (spec.lb.unhealthy_threshold + 1) + spec.lb.timeout]
+                    if spec.lb else []))
+    w.run(t0 + outage)
+    t_back = w.t
+    w.note("crash: processes start again")
+    for pod in pods:
+        pod.crashed = False
+        w._container_start(pod, t_back)
+    w.dirty = True
+    w.healthy_from = t_back
+    back: dict[str, float] = {}
+
+    def settled() -> None:
+        # Stop once everything has come back: pods available, the LB routing, scopes unblocked.
+        t = w.t
+        if "lb" not in back and w.healthy_again < INF:
+            back["lb"] = w.healthy_again
+        if ((w.mode != "pods" or "lb" in back) and all(w.available(p, t) for p in pods)
+                and not any(ob.blocked for ob in observers)):
+            w.stop_flag = True
+
+    w.every(1.0, settled)
+    w.run(t_back + 2 * _bound(spec) + max([hb.recovery + 2 * hb.observe for hb in spec.heartbeat] + [0]))
+    out = Outcome(spec.name, "crash", w.c, timeline=w.timeline)
+    m = out.metrics
+    detect = w.first_unhealthy if w.mode == "pods" else w.first_unready
+    if spec.lb is not None and w.mode == "proxy":
+        detect = w.first_unready + spec.lb.endpoint_propagation
+    m["detect_s"] = detect - t0
+    if dog is not None and dog.actions:
+        m["watchdog_s"] = dog.actions[0] - t0
+    listening = t_back + spec.warmup
+    if "lb" in back:
+        m["lb_recover_s"] = back["lb"] - listening
+        if spec.max_recovery is not None and m["lb_recover_s"] > spec.max_recovery:
+            w.c.notes.append(f"LB recovery {m['lb_recover_s']:.0f}s > app.max_recovery_s {spec.max_recovery}s")
+    current = listening + spec.catch_up
+    for ob in observers:
+        after = [b for b in ob.blocks if b >= t0]
+        if not after:
+            w.c.notes.append(f"heartbeat {ob.hb.name}: never blocked during a {outage:.0f}s outage")
+            continue
+        m[f"block_s:{ob.hb.name}"] = after[0] - t0
+        if after[0] - t0 > ob.hb.max_outage:
+            w.c.notes.append(f"heartbeat {ob.hb.name}: blocked {after[0] - t0:.0f}s after the crash "
+                             f"> max_outage_s {ob.hb.max_outage}s")
+        if ob.unblocks:
+            due = max(current, back.get("lb", current))
+            if ob.unblocks[0] < due:
+                w.c.premature_unblocks += 1
+                w.c.notes.append(f"heartbeat {ob.hb.name}: unblocked {due - ob.unblocks[0]:.0f}s "
+                                 "before the data was current and traffic reached the service")
+    return out

@@ -1,0 +1,175 @@
+"""The raw numbers the simulation reads, lifted out of the model once.
+
+The simulation is an oracle for the rules, so it must not share their arithmetic: it never
+imports `timing.invariants` or `timing.derived`. It reads the model's raw fields and
+resolves them the way the systems do (Kubernetes rounds maxSurge up and maxUnavailable
+down, PDB percentages up). The specs are frozen and hashable, so `timing.mutate` can reuse
+a result when a mutant leaves every number a service's simulation reads unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from timing import limits as L
+from timing.model import Probe, Service, Stack
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSpec:
+    initial_delay: int
+    period: int
+    timeout: int
+    success: int
+    failure: int
+
+
+@dataclass(frozen=True, slots=True)
+class LbSpec:
+    kind: str  # alb | nlb
+    target_type: str  # ip | instance
+    http: bool
+    idle_timeout: int
+    interval: int
+    timeout: int
+    healthy_threshold: int
+    unhealthy_threshold: int
+    deregistration_delay: int
+    removal: tuple[str, ...]
+    deregistration_propagation: int
+    registration_propagation: int
+    endpoint_propagation: int
+
+    @property
+    def via_kube_proxy(self) -> bool:
+        """Instance targets removed by endpoints: the LB sends to nodes, kube-proxy picks pods."""
+        return self.target_type == "instance" and "endpoints" in self.removal
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogSpec:
+    period: int
+    failures: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatSpec:
+    name: str
+    observe: int
+    loss: int
+    recovery: int
+    max_outage: int
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSpec:
+    name: str
+    kind: str  # Deployment | StatefulSet
+    replicas: int
+    warmup: int
+    max_request: int | None
+    keepalive: int | None
+    catch_up: int
+    max_recovery: int | None
+    lb: LbSpec | None
+    startup: ProbeSpec | None
+    readiness: ProbeSpec | None
+    liveness: ProbeSpec | None
+    drain: int
+    finish: int | None
+    grace: int
+    node_budget: int | None
+    sidecar_drain: int | None
+    surge: int
+    unavailable: int
+    min_ready: int
+    progress_deadline: int
+    pdb_keep: int | None  # pods a PDB keeps available; None: no PDB
+    gate: str  # none | passes | never (a gate injected that can never turn true)
+    gate_poll: int
+    schedule: int
+    watchdog: WatchdogSpec | None
+    heartbeat: tuple[HeartbeatSpec, ...]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def resolve(value: int | str, replicas: int, round_up: bool) -> int:
+    """An int-or-percent against a replica count, rounded as Kubernetes rounds it."""
+    if isinstance(value, int):
+        return value
+    pct = int(value.rstrip("%"))
+    return _ceil_div(pct * replicas, 100) if round_up else pct * replicas // 100
+
+
+def _probe(p: Probe | None) -> ProbeSpec | None:
+    if p is None:
+        return None
+    return ProbeSpec(p.initial_delay_s, p.period_s, p.timeout_s, p.success_threshold, p.failure_threshold)
+
+
+def _lb(svc: Service) -> LbSpec | None:
+    lb = svc.lb
+    if lb is None:
+        return None
+    hc = lb.health_check
+    return LbSpec(lb.kind, lb.target_type, lb.protocol in ("HTTP", "HTTPS"), lb.idle_timeout_s,
+                  hc.interval_s, hc.timeout_s, hc.healthy_threshold, hc.unhealthy_threshold,
+                  lb.deregistration_delay_s, tuple(lb.removal), lb.deregistration_propagation_s,
+                  lb.registration_propagation_s, lb.endpoint_propagation_s)
+
+
+def _gate(svc: Service) -> str:
+    gate = svc.readiness_gate
+    # The webhook injects the gate only into pods created in a labelled namespace after
+    # the binding exists; an injected gate turns true only for an attached IP target group.
+    if gate is None or not gate.namespace_labelled or not gate.injected_after_binding:
+        return "none"
+    lb = svc.lb
+    if lb is None or lb.target_type != "ip" or lb.attach_to_arn is None:
+        return "never"
+    return "passes"
+
+
+def _pdb_keep(svc: Service, n: int) -> int | None:
+    pdb = svc.pdb
+    if pdb is None:
+        return None
+    if pdb.min_available is not None:
+        return resolve(pdb.min_available, n, round_up=True)
+    assert pdb.max_unavailable is not None
+    return n - resolve(pdb.max_unavailable, n, round_up=True)
+
+
+def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
+    n = svc.hpa.min_replicas if svc.hpa is not None else svc.replicas
+    assert n is not None
+    wd = stack.watchdog
+    watchdog = (WatchdogSpec(wd.period_s, wd.failures_before_action)
+                if wd is not None and svc.name in wd.watches else None)
+    hb = stack.heartbeat
+    beats = tuple(HeartbeatSpec(s.name, hb.observe_interval_s, s.loss_time_s, s.recovery_time_s,
+                                s.max_outage_s)
+                  for s in stack.heartbeat_specs if hb is not None and s.service == svc.name)
+    sd = svc.shutdown
+    return ServiceSpec(
+        name=svc.name, kind=svc.kind, replicas=n,
+        warmup=svc.app.warmup_s or 0, max_request=svc.app.max_request_s,
+        keepalive=svc.app.keepalive_s, catch_up=svc.app.catch_up_s or 0,
+        max_recovery=svc.app.max_recovery_s, lb=_lb(svc),
+        startup=_probe(svc.probes.startup), readiness=_probe(svc.probes.readiness),
+        liveness=_probe(svc.probes.liveness),
+        drain=sd.drain_s, finish=sd.finish_s, grace=sd.grace_s, node_budget=sd.node_termination_budget_s,
+        sidecar_drain=svc.sidecar.drain_s if svc.sidecar is not None else None,
+        surge=resolve(svc.rollout.max_surge, n, round_up=True),
+        unavailable=resolve(svc.rollout.max_unavailable, n, round_up=False),
+        min_ready=svc.rollout.min_ready_s, progress_deadline=svc.rollout.progress_deadline_s,
+        pdb_keep=_pdb_keep(svc, n), gate=_gate(svc), gate_poll=L.CONTROLLER_GATE_POLL_S,
+        schedule=svc.schedule_s, watchdog=watchdog, heartbeat=beats,
+    )
+
+
+def stack_specs(stack: Stack) -> list[ServiceSpec]:
+    return [service_spec(stack, svc) for svc in stack.services]
