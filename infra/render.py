@@ -189,6 +189,9 @@ class Recorder:
         monitor = self.monitor
         pulumi.runtime.set_all_config(config_strings(values, secrets),
                                       [f"{NAMESPACE}:{k}" for k in secrets])
+        # A fresh root stack per run: the root keeps stack transformations, and a reused one
+        # would run every earlier recorder's transformation too (slower with every run).
+        pulumi.runtime.reset_options(project=PROJECT, stack=STACK, preview=False)
         mocks.set_mocks(monitor.mocks, project=PROJECT, stack=STACK, preview=False,
                         monitor=monitor)
         order: list[tuple[pulumi.Resource, list[pulumi.Resource]]] = []
