@@ -58,11 +58,12 @@ def stack_values(path: str | None) -> dict[str, Any]:
 
 
 def plain(value: Any) -> Any:
-    """Mock inputs carry every number as a float; manifests need Kubernetes' integers."""
+    """Mock inputs carry every number as a float; manifests need Kubernetes' integers. Keys
+    are sorted so a render diffs cleanly against the previous one."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items() if not k.startswith("__")}
+        return {k: plain(value[k]) for k in sorted(value) if not k.startswith("__")}
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
