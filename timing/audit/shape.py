@@ -30,6 +30,14 @@ def _maps(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, dict) for x in v)
 
 
+def _exprs(v: Any) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("operator"), str)
+        and (e.get("values") is None or (isinstance(e["values"], list)
+                                         and all(isinstance(x, str) for x in e["values"])))
+        for e in v)
+
+
 def _map(v: Any) -> bool:
     return isinstance(v, dict)
 
@@ -51,7 +59,8 @@ MAPS = (_maps, "a list of mappings")
 
 METADATA = [("metadata", *MAP), ("metadata.name", *STR), ("metadata.namespace", *STR),
             ("metadata.labels", *STRMAP), ("metadata.annotations", *STRMAP)]
-SELECTOR = [("matchLabels", *STRMAP), ("matchExpressions", *MAPS)]
+SELECTOR = [("matchLabels", *STRMAP),
+            ("matchExpressions", _exprs, "a list of {key, operator, values: [strings]}")]
 POD = [("spec.template", *MAP), ("spec.template.metadata", *MAP),
        ("spec.template.metadata.labels", *STRMAP), ("spec.template.metadata.annotations", *STRMAP),
        ("spec.template.spec", *MAP), ("spec.template.spec.containers", *MAPS),
