@@ -66,6 +66,8 @@ class Workload(pulumi.ComponentResource):
             spec=kube.pdb_spec(svc.pdb, pod_labels(svc)), opts=child)
             if svc.pdb is not None else None)
 
+        # The webhook injects readiness gates only when a pod is created: the Service and the
+        # TargetGroupBinding must exist before the first pod, or the gate protects nothing.
         before = [args.namespace, self.service] + [r for r in (headless, self.binding) if r]
         self.workload = self._workload(name, svc, args.kubernetes_version, labels, selector,
                                        headless, pulumi.ResourceOptions(parent=self,
