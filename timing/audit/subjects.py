@@ -146,8 +146,28 @@ def build_graph(docs: list[Doc], options: dict[str, Any]) -> Graph:
             g.problems.append(f"{doc.where}: target group {tg.get('TargetGroupName')}: {err}")
             continue
         g.target_groups.append(TargetGroup(doc, i, str(tg.get("TargetGroupName") or tg.get("TargetGroupArn")), lb))
+    g.notes += unlinked(idx, ctx)
     for pdb in idx.all("PodDisruptionBudget"):
         if id(pdb) not in ctx["used_pdbs"]:
             g.notes.append(f"{ref(pdb)} ({pdb.where}) selects no workload in the input")
     g.notes += [f"{idx.ignored} documents of other kinds ignored"] if idx.ignored else []
     return g
+
+
+def unlinked(idx: Index, ctx: dict[str, Any]) -> list[str]:
+    """Load balancer ends that lead nowhere: said, never guessed."""
+    notes = []
+    services = {(namespace(d), name(d)) for d in idx.all("Service")}
+    for (ns, svc), uses in sorted(idx.backends.items(), key=lambda kv: kv[0]):
+        if (ns, svc) not in services:
+            notes.append(f"{ref(uses[0][0])}: backend Service {ns}/{svc} not in the input")
+    for svc in idx.all("Service"):
+        spec = svc.obj.get("spec") or {}
+        if spec.get("type") != "LoadBalancer":
+            continue
+        if not X.nlb_managed(meta(svc, "annotations"), spec.get("loadBalancerClass")):
+            notes.append(f"{ref(svc)}: a LoadBalancer the AWS Load Balancer Controller does not reconcile "
+                         "(in-tree cloud provider): not modelled")
+        elif id(svc) not in ctx["used_services"]:
+            notes.append(f"{ref(svc)}: selects no Deployment or StatefulSet in the input")
+    return notes
