@@ -9,6 +9,7 @@ re-implemented here: this package only finds, links and reports.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
@@ -97,8 +98,15 @@ def judge_target_group(tg: TargetGroup, ctx: Ctx) -> Judged:
 
 def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
     """Read, link, judge. Unreadable or invalid input raises `ConfigError` (every problem)."""
-    docs, problems = read_all(paths)
-    graph = build_graph(docs, options)
+    # A batch over many small objects that all live to the end: the cyclic collector would
+    # only rescan them again and again (a third of the run on 4,000 documents).
+    gc.disable()
+    try:
+        docs, problems = read_all(paths)
+        graph = build_graph(docs, options)
+    finally:
+        gc.enable()
+    gc.freeze()
     if problems or graph.problems:
         raise ConfigError(problems + graph.problems)
     judged = [judge_subject(s, ctx) for s in graph.subjects]
