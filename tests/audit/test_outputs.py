@@ -117,3 +117,42 @@ def test_json_documents_get_line_numbers_too():
     (doc,) = documents(parse(text, "t.json"), "t.json")
     line = line_of(doc.obj, ("TargetGroups", 1, "UnhealthyThresholdCount"))
     assert '"UnhealthyThresholdCount": 12' in text.splitlines()[line - 1]
+
+
+GATED_INSTANCE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: quotes
+  namespace: fx
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: external
+spec:
+  type: LoadBalancer
+  selector: {app: quotes}
+  ports: [{port: 443, targetPort: 8443}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: quotes, namespace: fx}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: quotes}}
+  template:
+    metadata: {labels: {app: quotes}}
+    spec:
+      readinessGates:
+        - conditionType: target-health.elbv2.k8s.aws/k8s-fx-quotes-1a2b3c
+      containers:
+        - name: quotes
+          image: ghcr.io/example/quotes:1.0.0
+          ports: [{containerPort: 8443}]
+"""
+
+
+def test_a_declared_readiness_gate_on_instance_targets_cannot_pass(run_audit, tmp_path):
+    (tmp_path / "quotes.yaml").write_text(GATED_INSTANCE)
+    run = run_audit("--format", "json", str(tmp_path))
+    (gate,) = [f for f in run.findings() if f["id"] == "readiness-gate-can-pass"]
+    assert gate["status"] == "error" and "IP targets" in gate["fix"]
+    assert GATED_INSTANCE.splitlines()[gate["line"] - 1].strip() == "readinessGates:"
