@@ -190,6 +190,7 @@ def main() -> int:
     parser.add_argument("--readme", action="store_true", help="append the summary line to README.md")
     args = parser.parse_args()
 
+    load = os.getloadavg()[0]  # other work on the machine skews every number alike
     work = Path(tempfile.mkdtemp(prefix="lockstep-bench-"))
     bundle = work / "bundle.yaml"
     generate(bundle, args.workloads)
@@ -207,7 +208,7 @@ def main() -> int:
     print(f"lockstep audit: {audit['wall']:.2f} s, {mb(audit['peak_kb'])} (exit {audit['code']}); "
           f"{errors} error findings over {len(broken)} rules: {', '.join(sorted(broken))}")
     line = (f"audit of {docs} documents ({args.workloads} workloads × Ingress, Service, Deployment, PDB; "
-            f"{os.cpu_count()} cores): lockstep {audit['wall']:.2f} s / {mb(audit['peak_kb'])}, "
+            f"{os.cpu_count()} cores, load avg {load:.1f} at start): lockstep {audit['wall']:.2f} s / {mb(audit['peak_kb'])}, "
             f"floor (yaml C loader) {floor['wall']:.2f} s / {mb(floor['peak_kb'])} "
             f"(×{audit['wall'] / floor['wall']:.1f})")
     if not args.no_checkov and (binary := checkov_bin()) is not None:
