@@ -60,7 +60,7 @@ def render_text(report, source: str, show_all: bool) -> str:
     total = len(report.verdicts)
     lines = [f"lockstep mutate {source}: {report.numbers} numbers, {total} mutants, "
              f"{report.phases} phases × {report.rate:g} requests/s per simulated mutant, "
-             f"{report.wall_s:.1f}s"]
+             f"{report.wall_s:.1f}s wall, {report.cpu_s:.1f}s CPU"]
     if report.baseline_harm or report.baseline_errors:
         lines.append("the unmutated stack is not clean: "
                      + "; ".join(report.baseline_errors + report.baseline_harm))
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     source = args.stack_config or EXAMPLE.name
     if args.format == "json":
         print(json.dumps({"stack": source, "numbers": report.numbers, "mutants": len(report.verdicts),
-                          "wall_s": round(report.wall_s, 2), "phases": report.phases,
+                          "wall_s": round(report.wall_s, 2), "cpu_s": round(report.cpu_s, 2), "phases": report.phases,
                           "rate_per_s": report.rate, "counts": report.counts, "ok": not report.failed,
                           "baseline_errors": list(report.baseline_errors),
                           "baseline_harm": list(report.baseline_harm),

@@ -67,8 +67,10 @@ def render_text(report, source: str) -> str:
         extra = _metrics(s.metrics)
         if extra:
             lines.append(f"{'':<27}{extra}")
-        for note in c.notes:
+        for note in c.notes[:2]:
             lines.append(f"{'':<27}note: {note}")
+        if len(c.notes) > 2:
+            lines.append(f"{'':<27}note: … {len(c.notes) - 2} more like these (one per phase)")
     for s in report.scenarios:
         if not s.timeline or not (s.harmful or s.scenario == "rollout"):
             continue

@@ -62,6 +62,7 @@ class MutationReport:
     verdicts: list[Verdict] = field(default_factory=list)
     numbers: int = 0
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     phases: int = 0
     rate: float = 0.0
     baseline_harm: tuple[str, ...] = ()
@@ -263,7 +264,7 @@ def judge(data: dict[str, Any], mutant: Mutant, sims: SimCache,
 def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 10.0,
                  only: str | None = None) -> MutationReport:
     """Every number of `stack` pushed to wrong values; `only`: a field-path prefix."""
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     data = stack.model_dump()
     sims = SimCache(phases, seed, rate)
     base_specs = tuple(stack_specs(stack))
@@ -280,4 +281,5 @@ def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 
         for mutant in candidates(data, path, value, base):
             report.verdicts.append(judge(data, mutant, sims, base_specs))
     report.wall_s = time.perf_counter() - started
+    report.cpu_s = time.process_time() - cpu
     return report

@@ -123,6 +123,7 @@ class World:
         self.stop_flag = False
         self.planned = True  # blocks and watchdog actions now are false alarms
         self.fast = False  # stop at the first harm (the config mutator needs only a verdict)
+        self.halted = False  # stopped early by `fast`: later judgements would be artefacts
         self.on_change: Callable[[], None] = lambda: None
         self.change_pending = False
         self.capacity_from = INF  # planned work from here on: no pod available is a failure
@@ -163,7 +164,7 @@ class World:
                 self.request(nxt)
                 nxt += rng.expovariate(rate)
                 if self.fast and self.c.cut + self.c.refused_502 + self.c.no_target_503 + self.c.keepalive_502:
-                    self.stop_flag = True
+                    self.stop_flag = self.halted = True
             else:
                 if t_ev > until:
                     break
@@ -171,7 +172,7 @@ class World:
                 self.t = t
                 fn(*args)
                 if self.fast and self.c.harmful:
-                    self.stop_flag = True
+                    self.stop_flag = self.halted = True
         self.t = max(self.t, until) if not self.stop_flag else self.t
 
     def changed(self) -> None:

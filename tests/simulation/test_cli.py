@@ -1,0 +1,100 @@
+"""`lockstep simulate` and `lockstep mutate`: exit codes 0, 1 and 2, text and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from timing.cli import main
+
+
+def write_stack(path: Path, *services: dict, **top: object) -> str:
+    config = {"lockstep:margin_s": 5, "lockstep:kubernetes_version": "1.30",
+              "lockstep:services": list(services), **{f"lockstep:{k}": v for k, v in top.items()}}
+    path.write_text(yaml.safe_dump({"config": config}), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def feed_stack(tmp_path, kit) -> str:
+    return write_stack(tmp_path / "Pulumi.feed.yaml", kit.feed_service())
+
+
+@pytest.fixture
+def short_drain_stack(tmp_path, kit) -> str:
+    return write_stack(tmp_path / "Pulumi.short.yaml", kit.web_service(shutdown={"drain_s": 5}))
+
+
+def test_simulate_exits_0_when_nothing_is_lost(feed_stack, capsys):
+    assert main(["simulate", feed_stack, "--phases", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "result: no request lost" in out and "feed" in out
+
+
+def test_simulate_exits_1_and_shows_a_witness_when_the_drain_is_too_short(short_drain_stack, capsys):
+    assert main(["simulate", short_drain_stack, "--phases", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "HARMFUL" in out and "witness: web rollout" in out and "first loss: 502" in out
+
+
+def test_simulate_json_counts_502s_apart_from_deliberate_503s(short_drain_stack, capsys):
+    assert main(["simulate", short_drain_stack, "--phases", "2", "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    rollout = next(s for s in doc["scenarios"] if s["scenario"] == "rollout")
+    assert rollout["refused_502"] > 0 and doc["ok"] is False
+    assert set(rollout) >= {"deliberate_503", "cut", "no_target_503", "keepalive_502", "false_blocks"}
+
+
+def test_simulate_exits_2_naming_the_missing_file(tmp_path, capsys):
+    assert main(["simulate", str(tmp_path / "nope.yaml")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_simulate_exits_2_on_a_bad_phase_count(feed_stack, capsys):
+    assert main(["simulate", feed_stack, "--phases", "0"]) == 2
+    assert "--phases" in capsys.readouterr().err
+
+
+def test_simulate_exits_2_naming_an_invalid_field(tmp_path, kit, capsys):
+    bad = write_stack(tmp_path / "Pulumi.bad.yaml", kit.feed_service(shutdown={"grace_s": -1}))
+    assert main(["simulate", bad]) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert "services.0.shutdown.grace_s" in first and "(got -1)" in first
+
+
+def test_mutate_exits_0_when_every_harmful_mutant_is_caught(feed_stack, capsys):
+    assert main(["mutate", feed_stack, "--only", "services.0.shutdown", "--phases", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "result: every harmful mutation is caught by a rule" in out
+    assert "finish-covers-requests" in out
+
+
+def test_mutate_exits_1_on_a_harmful_mutant_no_rule_catches(capsys):
+    # A real gap in the rules (reported): pod_ready ignores the readiness probe's initial
+    # delay, so an hour-long one passes every rule while the deploy fails.
+    assert main(["mutate", "--only", "services.1.probes.readiness.initial_delay_s", "--phases", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "UNCAUGHT BUT HARMFUL" in out and "3600" in out
+
+
+def test_mutate_json_reports_each_mutant_with_its_rules(feed_stack, capsys):
+    assert main(["mutate", feed_stack, "--only", "services.0.shutdown.grace_s", "--phases", "1",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is True and doc["numbers"] == 1
+    zero = next(m for m in doc["mutants_detail"] if m["value"] == 0)
+    assert "drain-fits-grace" in zero["rules"] and zero["category"] == "caught"
+
+
+def test_mutate_exits_2_when_no_field_matches_the_prefix(feed_stack, capsys):
+    assert main(["mutate", feed_stack, "--only", "services.9"]) == 2
+    assert "--only" in capsys.readouterr().err
+
+
+def test_mutate_exits_2_on_an_unreadable_stack(tmp_path, capsys):
+    broken = tmp_path / "Pulumi.broken.yaml"
+    broken.write_text("config: [", encoding="utf-8")
+    assert main(["mutate", str(broken)]) == 2
