@@ -555,7 +555,7 @@ def string_map(raw: Any, where: str) -> dict[str, str]:
 def annotation_number(raw: Any, where: str) -> int:
     """Annotation values are strings; a whole number, sign allowed (the range is a rule's)."""
     text = str(raw).strip()
-    if not text.lstrip("-").isdigit():
+    if not text.removeprefix("-").isdigit():
         raise ExtractError(f"{where}: expected a whole number, got {raw!r}")
     return int(text)
 
@@ -601,16 +601,19 @@ def lbc_target_group(annotations: Mapping[str, Any], kind: str, *, port: int,
     for key, name in HC_FIELDS.items():
         field = f"lb.health_check.{name}"
         hc[key] = defaults[name] if raw(field) is None else annotation_number(raw(field), where(field))
+    # A default is used as is; only an annotated value goes through `choice` (which would
+    # also accept a default spelled in the wrong case).
     if kind == "alb":
-        protocol = choice(raw("lb.protocol") or "HTTP", ALB_PROTOCOLS, where("lb.protocol"))
+        protocol = choice(raw("lb.protocol"), ALB_PROTOCOLS, where("lb.protocol")) if raw("lb.protocol") else "HTTP"
         hc["protocol"] = choice(raw("lb.health_check.protocol") or protocol, ALB_PROTOCOLS,
                                 where("lb.health_check.protocol"))
-        target = raw("lb.target_type") or defaults["target_type"]
     else:
         protocol = "TLS" if raw("lb.protocol") else "TCP"
-        hc["protocol"] = choice(raw("lb.health_check.protocol") or "TCP", ("TCP", *ALB_PROTOCOLS),
-                                where("lb.health_check.protocol"))
-        target = "ip" if get(annotations, "type") == "nlb-ip" else raw("lb.target_type") or defaults["target_type"]
+        hc["protocol"] = (choice(raw("lb.health_check.protocol"), ("TCP", *ALB_PROTOCOLS),
+                                 where("lb.health_check.protocol")) if raw("lb.health_check.protocol") else "TCP")
+    legacy_ip = kind == "nlb" and get(annotations, "type") == "nlb-ip"
+    target = "ip" if legacy_ip else choice(raw("lb.target_type") or defaults["target_type"], ("ip", "instance"),
+                                           where("lb.target_type"))
     if hc["protocol"] in ALB_PROTOCOLS:
         hc["path"] = raw("lb.health_check.path") or "/"
         hc["matcher"] = raw("lb.health_check.matcher") or ("200" if kind == "alb" else "200-399")
@@ -618,16 +621,16 @@ def lbc_target_group(annotations: Mapping[str, Any], kind: str, *, port: int,
     tg_attrs = string_map(raw("lb.deregistration_delay_s") or "", where("lb.deregistration_delay_s"))
     props: dict[str, Any] = {
         "protocol": protocol, "port": port, "healthCheck": hc,
-        "targetType": choice(target, ("ip", "instance"), where("lb.target_type")),
+        "targetType": target,
         "deregistrationDelay": attribute_number(tg_attrs, "deregistration_delay.timeout_seconds",
                                                 where("lb.deregistration_delay_s")),
         "slowStart": attribute_number(tg_attrs, "slow_start.duration_seconds", where("lb.deregistration_delay_s")),
     }
-    idle = None
     if kind == "alb":
         lb_attrs = string_map(raw("lb.idle_timeout_s") or "", where("lb.idle_timeout_s"))
-        idle = attribute_number(lb_attrs, "idle_timeout.timeout_seconds", where("lb.idle_timeout_s"))
-    return target_group(props, attach_to_arn=LBC_MANAGED, idle_timeout_s=idle, **options)
+        options = {**options, "idle_timeout_s": attribute_number(lb_attrs, "idle_timeout.timeout_seconds",
+                                                                   where("lb.idle_timeout_s"))}
+    return target_group(props, attach_to_arn=LBC_MANAGED, **options)
 
 
 def attribute_number(attributes: Mapping[str, Any], key: str, where: str) -> int | None:
@@ -656,7 +659,7 @@ def described_target_group(tg: Mapping[str, Any], attributes: Mapping[str, str] 
     `describe-target-group-attributes`; absent → the API defaults). `LoadBalancerArns`
     non-empty = attached."""
     attrs = attributes or {}
-    hc = {key: get(tg, name) for key, name in DESCRIBED_HEALTH_CHECK.items() if get(tg, name) is not None}
+    hc = {key: get(tg, name) for key, name in DESCRIBED_HEALTH_CHECK.items()}  # None = absent: API default
     put(hc, "matcher", get(tg, "Matcher", "HttpCode"))
     props = {"protocol": get(tg, "Protocol"), "targetType": get(tg, "TargetType"), "port": get(tg, "Port"),
              "vpcId": get(tg, "VpcId"), "healthCheck": hc,

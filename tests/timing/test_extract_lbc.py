@@ -17,6 +17,7 @@ NLB = "service.beta.kubernetes.io/aws-load-balancer-"
 def test_string_map_reads_key_value_pairs_skipping_empty_items():
     assert x.string_map(" a=1,, b = 2 ,", "w") == {"a": "1", "b": "2"}
     assert x.string_map("", "w") == {}
+    assert x.string_map("k=v=w", "w") == {"k": "v=w"}
 
 
 def test_string_map_rejects_an_item_without_a_value():
@@ -30,7 +31,7 @@ def test_annotation_number_reads_signed_whole_numbers():
     assert x.annotation_number("-3", "w") == -3
 
 
-@pytest.mark.parametrize("raw", ["15s", "1.5", "", 7.5])
+@pytest.mark.parametrize("raw", ["15s", "1.5", "", 7.5, "X3", "--3"])
 def test_annotation_number_rejects_anything_else(raw):
     with pytest.raises(x.ExtractError) as err:
         x.annotation_number(raw, "where")
