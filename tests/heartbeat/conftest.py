@@ -7,12 +7,13 @@ from typing import Iterator
 
 import pytest
 
-from tests.heartbeat.broker import Broker, find_server
+from tests.heartbeat import broker as broker_mod
+from tests.heartbeat.broker import Broker
 
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    server = find_server()
+    server = broker_mod.find_server()
     if server is None:
         reason = ("rabbitmq-server is not installed (run scripts/setup-broker as root, or "
                   "apt-get install rabbitmq-server): the real-broker heartbeat tests need it")
