@@ -193,9 +193,17 @@ def serve(cfg: RuntimeConfig, broker_url: str, *, kubeconfig: str | None = None)
     from heartbeat.leader import LeaderElector
     from heartbeat.publish import PikaSink
 
+    from kubernetes.config import ConfigException
+
+    from timing.config import ConfigError
+
     setup_logging(os.environ.get("LOCKSTEP_LOG_LEVEL", "INFO"))
     identity = os.environ.get("POD_NAME") or socket.gethostname()
-    client = kube.api_client(kubeconfig)
+    try:
+        client = kube.api_client(kubeconfig)
+    except (ConfigException, OSError) as err:
+        raise ConfigError([f"kubernetes: no in-cluster service account and no usable kubeconfig "
+                           f"({str(err).splitlines()[0] if str(err) else err.__class__.__name__})"]) from None
     from kubernetes import client as k8s
 
     exchanges = {"commands": cfg.commands_exchange, "beats": cfg.beats_exchange}
