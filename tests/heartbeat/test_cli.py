@@ -120,3 +120,24 @@ def test_health_endpoints_answer_503_when_not_live_or_not_ready(live, ready):
             assert code == (200 if ok else 503), path
     finally:
         server.shutdown()
+
+
+PURE = ["observe", "decide", "core", "messages"]
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_the_decision_core_imports_only_timing_the_standard_library_and_itself(module):
+    import ast
+
+    source = (Path(__file__).resolve().parents[2] / "heartbeat" / f"{module}.py").read_text()
+    roots = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            roots |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            roots.add(node.module.split(".")[0])
+            if node.module == "heartbeat":
+                assert {a.name for a in node.names} <= set(PURE), node.module
+            elif node.module.startswith("heartbeat."):
+                assert node.module.split(".")[1] in PURE, node.module
+    assert roots <= set(sys.stdlib_module_names) | {"timing", "heartbeat"}, roots
