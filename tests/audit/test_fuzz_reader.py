@@ -110,6 +110,23 @@ def test_broken_target_group_json_exits_cleanly(data):
     assert_clean(code, err)
 
 
+YAML_TEXT = (BUNDLES / "kubectl-list-stdin/input/cluster.yaml").read_text()
+
+
+@st.composite
+def broken_yaml(draw):
+    cut = draw(st.integers(0, len(YAML_TEXT) - 1))
+    junk = draw(st.sampled_from(["", "{", "[", ":", "- ", "\t", "&a ", "*b", "!!binary ", "%TAG", "? ",
+                                 "\n  - x\n", "'", '"', "---\n", "<<: *x\n", "\x00"]))
+    return (YAML_TEXT[:cut] + junk + YAML_TEXT[cut + draw(st.integers(0, 20)):]).encode()
+
+
+@given(broken_yaml())
+def test_broken_yaml_exits_cleanly(data):
+    code, _, err = audit_stdin(data)
+    assert_clean(code, err)
+
+
 @given(st.sampled_from(["TargetGroups", "LoadBalancerArns", "HealthCheckIntervalSeconds", "Port",
                         "Protocol", "TargetType", "Matcher"]), WRONG)
 def test_a_wrongly_typed_target_group_field_is_named(key, value):
