@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from heartbeat.messages import BEATS, Message
 from heartbeat.observe import Key, Snapshot, needs_pods, pod_from_k8s, snapshot_from_k8s
