@@ -23,6 +23,9 @@ DECIDABLE = {
     "rollout-keeps-capacity", "rollout-waits-for-lb", "readiness-gate-can-pass",
     "progress-deadline-covers-pod-ready", "pdb-needs-replicas", "pdb-allows-eviction",
     "pdb-selects-workload", "hpa-owns-replicas",
+    # from the heartbeat's ConfigMap and the workloads it watches
+    "heartbeat-rides-out-pod-replacement", "heartbeat-samples-often", "heartbeat-recovery-covers-catch-up",
+    "heartbeat-client-tolerates-beat-gaps", "heartbeat-beats-expire", "heartbeat-deploy-invisible",
 }
 
 

@@ -21,7 +21,7 @@ from timing.cli import main
 
 BUNDLES = Path(__file__).parent / "corpus"
 VALID = [d for f in ("alb-ip-gated/input/web.yaml", "nlb-statefulsets/input/feeds.yaml",
-                     "hpa-pdb-percent/input/checkout.yaml")
+                     "hpa-pdb-percent/input/checkout.yaml", "heartbeat-configmap/input/heartbeat.yaml")
          for d in yaml.safe_load_all((BUNDLES / f).read_text())]
 TG_JSON = json.loads((BUNDLES / "tgb-described/input/target-groups.json").read_text())
 
@@ -150,3 +150,21 @@ def test_a_list_where_a_mapping_goes_is_invalid_input():
     data = b"kind: Service\nmetadata: {name: api}\nspec:\n  selector: [app, api]\n"
     code, _, err = audit_stdin(data)
     assert code == 2 and "spec.selector: expected a mapping of strings to strings" in err
+
+
+HEARTBEAT = next(d for d in VALID if d.get("kind") == "ConfigMap")
+
+
+@st.composite
+def mutated_heartbeat_config(draw):
+    config = json.loads(HEARTBEAT["data"]["heartbeat.json"])
+    path = draw(st.sampled_from(list(paths(config))))
+    config = replaced(config, path, draw(WRONG))
+    cm = {**HEARTBEAT, "data": {"heartbeat.json": json.dumps(config)}}
+    return yaml.safe_dump_all([cm, *[d for d in VALID if d is not HEARTBEAT]]).encode()
+
+
+@given(mutated_heartbeat_config())
+def test_a_wrongly_typed_heartbeat_config_is_named_never_raised(data):
+    code, _, err = audit_stdin(data)
+    assert_clean(code, err)

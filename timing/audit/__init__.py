@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from timing.audit.graph import Subject, TargetGroup
+from timing.audit.heartbeat import Heartbeat, heartbeats
+from timing.audit.heartbeat import key as heartbeat_key, where as heartbeat_where
 from timing.audit.locate import locate, needs_annotations
 from timing.audit.reader import read_all
 from timing.audit.subjects import build_graph
@@ -96,6 +98,16 @@ def judge_target_group(tg: TargetGroup, ctx: Ctx) -> Judged:
                   ["no TargetGroupBinding in the input points at it: load-balancer rules only"])
 
 
+def judge_heartbeat(hb: Heartbeat, ctx: Ctx) -> Judged:
+    """The registry's stack-scope rules on the stack a heartbeat ConfigMap describes."""
+    stack = hb.stack
+    found = [f for rule in RULES if rule.scope == "stack" for f in rule.check(stack, ctx)]
+    found = apply_accepts(found, {s.name: {a.id: a.reason for a in s.accept} for s in stack.services})
+    file, line = heartbeat_where(hb)
+    return Judged(heartbeat_key(hb), file, line, "", [Located(with_annotations(f), file, line) for f in found],
+                  hb.notes)
+
+
 def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
     """Read, link, judge. Unreadable or invalid input raises `ConfigError` (every problem)."""
     # A batch over many small objects that nearly all live to the end: the cyclic collector
@@ -106,8 +118,12 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
         graph = build_graph(docs, options)
         if problems or graph.problems:
             raise ConfigError(problems + graph.problems)
+        beats, beat_problems = heartbeats(graph.index, graph.subjects, ctx)
+        if beat_problems:
+            raise ConfigError(beat_problems)
         judged = [judge_subject(s, ctx) for s in graph.subjects]
         judged += [judge_target_group(tg, ctx) for tg in graph.target_groups]
+        judged += [judge_heartbeat(hb, ctx) for hb in beats]
     finally:
         gc.enable()
     return Audit(judged, graph.notes, len({d.file for d in docs}))

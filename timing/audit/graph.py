@@ -70,6 +70,7 @@ class Graph:
     target_groups: list[TargetGroup] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    index: Index | None = None
 
 
 def dig(obj: Any, *path: Any) -> Any:

@@ -113,6 +113,7 @@ def build_graph(docs: list[Doc], options: dict[str, Any]) -> Graph:
     except X.ExtractError as err:
         g.problems.append(f"describe-target-group-attributes output: {err}")
         return g
+    g.index = idx
     idx.link(links.backends)
     ctx: dict[str, Any] = {
         "options": options, "used_tgs": set(), "used_pdbs": set(), "used_services": set(),
