@@ -66,28 +66,32 @@ def target_port(svc: Doc, port: Any, workload: Doc) -> int:
         return 80
 
 
-DEFAULT_LABELS = {"lb.deregistration_delay_s": "deregistration_delay.timeout_seconds",
-                  "lb.idle_timeout_s": "idle_timeout.timeout_seconds"}
+# Fields set through a stringMap annotation, by the attribute that sets them.
+ATTRIBUTES = {"lb.deregistration_delay_s": "deregistration_delay.timeout_seconds",
+              "lb.slow_start_s": "slow_start.duration_seconds",
+              "lb.idle_timeout_s": "idle_timeout.timeout_seconds"}
+REPORTED_DEFAULTS = ("lb.target_type", "lb.health_check.interval_s", "lb.health_check.timeout_s",
+                     "lb.health_check.healthy_threshold", "lb.health_check.unhealthy_threshold",
+                     "lb.deregistration_delay_s", "lb.idle_timeout_s")
 
 
 def annotation_origins(lb: LoadBalancer, kind: str, docs: list[Doc], fallback: Doc,
                        prefix: str) -> tuple[dict[str, Origin], list[str]]:
-    """Which document set each LB field, and which fields took the controller's default."""
+    """Which document set each LB field, and which of the timing fields took the controller's
+    default (the report lists them: a default is a value nobody chose)."""
     origins: dict[str, Origin] = {}
     defaults: list[str] = []
     annotations = [(d, meta(d, "annotations")) for d in docs]
     for field, key in X.LBC_ANNOTATIONS[kind].items():
         keys = (key, "type") if kind == "nlb" and field == "lb.target_type" else (key,)
-        found = [(d, prefix + k) for k in keys for d, ann in annotations if prefix + k in ann]
+        found = [(d, prefix + k) for k in keys for d, ann in annotations
+                 if prefix + k in ann and ATTRIBUTES.get(field, "") in str(ann[prefix + k])]
         if found:
             origins[field] = Origin(found[0][0], (*ANN, found[0][1]))
             continue
         origins[field] = Origin(fallback, None)
-        value = value_of(lb, field)
-        if field.startswith("lb.health_check.") and field.endswith(("_s", "threshold")) or field in (
-                "lb.target_type", "lb.deregistration_delay_s", "lb.idle_timeout_s"):
-            if not (kind == "nlb" and field == "lb.idle_timeout_s"):
-                defaults.append(f"{DEFAULT_LABELS.get(field, key)} {value}")
+        if field in REPORTED_DEFAULTS and not (kind == "nlb" and field == "lb.idle_timeout_s"):
+            defaults.append(f"{ATTRIBUTES.get(field, key)} {value_of(lb, field)}")
     return origins, sorted(set(defaults))
 
 
