@@ -156,3 +156,15 @@ def test_a_declared_readiness_gate_on_instance_targets_cannot_pass(run_audit, tm
     (gate,) = [f for f in run.findings() if f["id"] == "readiness-gate-can-pass"]
     assert gate["status"] == "error" and "IP targets" in gate["fix"]
     assert GATED_INSTANCE.splitlines()[gate["line"] - 1].strip() == "readinessGates:"
+
+
+def test_an_unexpected_failure_is_still_one_line_and_exit_two(run_audit, monkeypatch):
+    import timing.audit as audit_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(audit_module, "build_graph", broken)
+    run = run_audit(str(SEED))
+    assert run.code == 2 and run.out == ""
+    assert run.err == "lockstep audit: cannot audit the input: RuntimeError: boom\n"
