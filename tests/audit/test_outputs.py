@@ -168,3 +168,14 @@ def test_an_unexpected_failure_is_still_one_line_and_exit_two(run_audit, monkeyp
     run = run_audit(str(SEED))
     assert run.code == 2 and run.out == ""
     assert run.err == "lockstep audit: cannot audit the input: RuntimeError: boom\n"
+
+
+def test_sarif_fingerprints_survive_a_changed_number(run_audit, tmp_path):
+    text = (SEED / "shop.yaml").read_text()
+    (tmp_path / "shop.yaml").write_text(text)
+    before = json.loads(run_audit("--format", "sarif", str(tmp_path)).out)["runs"][0]["results"]
+    (tmp_path / "shop.yaml").write_text(text.replace('"sleep 5"', '"sleep 7"'))
+    after = json.loads(run_audit("--format", "sarif", str(tmp_path)).out)["runs"][0]["results"]
+    prints = lambda rs: {r["ruleId"]: r["partialFingerprints"]["lockstep/v1"] for r in rs}  # noqa: E731
+    assert prints(before)["drain-covers-lb-detection"] == prints(after)["drain-covers-lb-detection"]
+    assert len(set(prints(before).values())) == len(before)

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from timing.audit import Audit, Located
+from timing.audit.locate import FIELD
 from timing.invariants import RULE_IDS, RULES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -45,15 +46,17 @@ def rule_entry(rule_id: str) -> dict[str, object]:
             "defaultConfiguration": {"level": default}}
 
 
-def result(x: Located, subject: str, index: dict[str, int]) -> dict[str, object]:
+def result(x: Located, subject: str, via: str, index: dict[str, int]) -> dict[str, object]:
     f = x.finding
     out: dict[str, object] = {
         "ruleId": f.id, "ruleIndex": index[f.id], "level": level(x),
         "message": {"text": f"{subject}: {f.render()}"},
         "locations": [{"physicalLocation": {"artifactLocation": artifact(x.file),
                                             "region": {"startLine": max(1, x.line)}}}],
-        "partialFingerprints": {"lockstep/v1": hashlib.sha256(
-            f"{f.id}|{subject}|{f.left.source}|{f.right.source}".encode()).hexdigest()[:32]},
+        # Stable across changed numbers: the rule, the subject and the fields, not their values.
+        "partialFingerprints": {"lockstep/v1": hashlib.sha256("|".join(
+            [f.id, subject, via, *FIELD.findall(f.left.source), *FIELD.findall(f.right.source)]
+        ).encode()).hexdigest()[:32]},
         "properties": {"status": f.status, "slack_s": f.slack_s, "subject": subject,
                        "needs": list(f.needs)},
     }
@@ -64,7 +67,7 @@ def result(x: Located, subject: str, index: dict[str, int]) -> dict[str, object]
 
 def as_sarif(audit: Audit, version: str = "0.1.0") -> str:
     index = {rid: i for i, rid in enumerate(RULE_IDS)}
-    results = [result(x, j.key, index) for j in audit.judged for x in j.findings if x.finding.status != "ok"]
+    results = [result(x, j.key, j.via, index) for j in audit.judged for x in j.findings if x.finding.status != "ok"]
     run = {"tool": {"driver": {"name": "lockstep", "version": version,
                                "rules": [rule_entry(r) for r in RULE_IDS]}},
            "originalUriBaseIds": {"SRCROOT": {"uri": Path.cwd().resolve().as_uri() + "/"}},
