@@ -59,8 +59,8 @@ def stack_validator(rule_id: str, status: str) -> Callable[[StackValidationArgs,
 def policy(rule_id: str, status: str) -> ResourceValidationPolicy | StackValidationPolicy:
     name = rule_id if status == "error" or "error" not in severities(rule_id) else f"{rule_id}-advisory"
     level = EnforcementLevel.MANDATORY if status == "error" else EnforcementLevel.ADVISORY
-    description = (f"lockstep invariant {rule_id} ({status}s), judged by timing.invariants on "
-                   "the resources; see docs/INVARIANTS.md")
+    # The engine prints the description above every violation message.
+    description = f"lockstep timing invariant {rule_id}, {status} case (docs/INVARIANTS.md)"
     if rule_id in RESOURCE_RULES:
         return ResourceValidationPolicy(name=name, description=description, enforcement_level=level,
                                         config_schema=SCHEMA, validate=resource_validator(rule_id, status))
