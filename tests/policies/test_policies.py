@@ -10,7 +10,7 @@ import pytest
 from policies.rules import all_policies
 from timing.heartbeat_config import CONFIGMAP_KEY
 
-from tests.policies.support import compliant, edited, runtime_config, urn, violations
+from tests.policies.support import edited, runtime_config, urn, violations
 
 C = "api-deployment:spec:template:spec:containers:0"
 NOTE = "api-deployment:metadata:annotations:lockstep.dev/"
