@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra import kube
+from timing.extract import fact_annotations
 from timing.heartbeat_config import OBSERVABLE_LABEL
 from timing.invariants.kube import pod_labels
 from timing.model import Service
@@ -136,7 +137,9 @@ class Workload(pulumi.ComponentResource):
             spec=k8s.core.v1.PodSpecArgs(
                 containers=[container], volumes=volumes or None,
                 termination_grace_period_seconds=svc.shutdown.grace_s))
-        meta = kube.metadata(svc.name, svc.namespace, labels)
+        # App facts travel with the workload, so the policy pack and `lockstep audit` judge
+        # the rules that need them on what was deployed instead of reporting them skipped.
+        meta = kube.metadata(svc.name, svc.namespace, labels, fact_annotations(svc))
         match = k8s.meta.v1.LabelSelectorArgs(match_labels=selector)
         # Under an HPA, `replicas` stays unset: every apply would reset the HPA's count.
         replicas = svc.replicas if svc.hpa is None else None

@@ -160,6 +160,19 @@ def app_facts(annotations: Mapping[str, Any] | None) -> AppFacts:
     return build(AppFacts, values)
 
 
+def fact_annotations(svc: Service) -> dict[str, str]:
+    """What no manifest states, as the annotations `app_facts`, `accepts` and the finish time
+    read back: `infra` writes them on every workload so the policy pack and the audit can
+    decide the rules that need them instead of reporting them skipped."""
+    out = {ANNOTATION + name: str(getattr(svc.app, f)) for f, name in APP_ANNOTATIONS.items()
+           if getattr(svc.app, f) is not None}
+    if svc.shutdown.finish_s is not None:
+        out[ANNOTATION + "finish-seconds"] = str(svc.shutdown.finish_s)
+    if svc.accept:
+        out[ANNOTATION + "accept"] = ",".join(a.id for a in svc.accept)
+    return out
+
+
 def accepts(annotations: Mapping[str, Any] | None) -> tuple[Accept, ...]:
     """`lockstep.dev/accept: id,id` → accepted rules (the annotation is the stated reason)."""
     raw = get(annotations, ANNOTATION + "accept") or ""

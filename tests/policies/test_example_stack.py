@@ -64,3 +64,13 @@ def test_a_pdb_min_available_equal_to_replicas_fails_pdb_allows_eviction(example
         "ERROR pdb-allows-eviction  football-feed: allowed disruptions 0 (pdb.min_available 2 of 2 replicas) < "
         "minimum 1  slack -1 → lower pdb.min_available below replicas (or accept it for a singleton)",
         at(example, "football-feed-deployment"))]
+
+
+def test_the_app_facts_infra_writes_let_the_pack_decide_instead_of_skipping(example):
+    # finish-covers-requests needs the finish time and max request, which only the
+    # lockstep.dev/* annotations carry: lowering one by hand must fail, not skip.
+    stack = edited({"api-deployment:metadata:annotations:lockstep.dev/finish-seconds": "20"}, example)
+    assert violations("finish-covers-requests", stack) == [(
+        "ERROR finish-covers-requests  api: finish 20s (shutdown.finish_s) < max_request 30s (app.max_request_s)"
+        "  slack -10s → let in-flight requests finish: raise shutdown.finish_s to the longest request",
+        at(example, "api-deployment"))]
