@@ -24,6 +24,11 @@ def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
     return Term(label, value, source, (), unit)
 
 
+def source_field(source: str, value: int | None) -> Term:
+    """An input shown by its field path alone: a part of a sum or a product."""
+    return field(source, value, source)
+
+
 def total(label: str, *parts: Term) -> Term:
     """Sum of terms; the source shows each part with its number."""
     value = sum(int(p.value) for p in parts)
@@ -49,7 +54,7 @@ def scaled(value: int | str, replicas: int, round_up: bool) -> int:
     """An int-or-percent field resolved against a replica count, as Kubernetes rounds."""
     if isinstance(value, int):
         return value
-    pct = int(value.rstrip("%"))
+    pct = int(value[:-1])  # the model's pattern guarantees one trailing "%"
     return ceil_div(pct * replicas, 100) if round_up else pct * replicas // 100
 
 
@@ -69,15 +74,15 @@ def unavailable_pods(svc: Service) -> int:
     """Pods a rollout may take down at once (StatefulSets replace one pod at a time)."""
     if svc.kind == "StatefulSet":
         return 1
-    return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)
+    # pragma below: mutmut's `round_up=None` is as falsy as False (an equivalent mutant)
+    return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)  # pragma: no mutate
 
 
 # ---- load balancer --------------------------------------------------------------------------
 def detection(lb: LoadBalancer) -> Term:
     hc = lb.health_check
-    return product("health_check", field("lb.health_check.interval_s", hc.interval_s, "lb.health_check.interval_s"),
-                   field("lb.health_check.unhealthy_threshold", hc.unhealthy_threshold,
-                         "lb.health_check.unhealthy_threshold", ""))
+    return product("health_check", source_field("lb.health_check.interval_s", hc.interval_s),
+                   source_field("lb.health_check.unhealthy_threshold", hc.unhealthy_threshold))
 
 
 def removal_paths(lb: LoadBalancer) -> list[Term]:
@@ -104,10 +109,9 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
     """A new target needs one passing check after registration propagates; with a readiness
     gate, the controller polls target health on top."""
     hc = lb.health_check
-    parts = [field("lb.registration_propagation_s", lb.registration_propagation_s,
-                   "lb.registration_propagation_s"),
-             field("lb.health_check.interval_s", hc.interval_s, "lb.health_check.interval_s"),
-             field("lb.health_check.timeout_s", hc.timeout_s, "lb.health_check.timeout_s")]
+    parts = [source_field("lb.registration_propagation_s", lb.registration_propagation_s),
+             source_field("lb.health_check.interval_s", hc.interval_s),
+             source_field("lb.health_check.timeout_s", hc.timeout_s)]
     if gated:
         parts.append(Term("controller poll", L.CONTROLLER_GATE_POLL_S, "controller poll"))
     t = total("lb_admit_new", *parts)
@@ -116,9 +120,8 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
 
 def lb_recover(lb: LoadBalancer) -> Term:
     hc = lb.health_check
-    return product("lb_recover", field("lb.health_check.interval_s", hc.interval_s, "lb.health_check.interval_s"),
-                   field("lb.health_check.healthy_threshold", hc.healthy_threshold,
-                         "lb.health_check.healthy_threshold"))
+    return product("lb_recover", source_field("lb.health_check.interval_s", hc.interval_s),
+                   source_field("lb.health_check.healthy_threshold", hc.healthy_threshold))
 
 
 # ---- pod lifecycle -----------------------------------------------------------------------------
@@ -175,8 +178,8 @@ def pod_ready(svc: Service | HeartbeatService) -> Term:
     """A replacement pod carrying traffic."""
     from timing.model import Service
 
-    warm = (field("app.warmup_s", svc.app.warmup_s, "app.warmup_s") if isinstance(svc, Service)
-            else field("warmup_s", svc.warmup_s, "warmup_s"))
+    warm = (source_field("app.warmup_s", svc.app.warmup_s) if isinstance(svc, Service)
+            else source_field("warmup_s", svc.warmup_s))
     parts = [warm]
     ready = svc.probes.readiness
     if ready is not None:
@@ -184,11 +187,11 @@ def pod_ready(svc: Service | HeartbeatService) -> Term:
                           f"probes.readiness.period_s {ready.period_s} × "
                           f"probes.readiness.success_threshold {ready.success_threshold}"))
     if isinstance(svc, Service):
-        parts.append(field("rollout.min_ready_s", svc.rollout.min_ready_s, "rollout.min_ready_s"))
+        parts.append(source_field("rollout.min_ready_s", svc.rollout.min_ready_s))
         if svc.readiness_gate is not None and svc.lb is not None:
             parts.append(lb_admit_new(svc.lb, gated=True))
     else:
-        parts.append(field("min_ready_s", svc.min_ready_s, "min_ready_s"))
+        parts.append(source_field("min_ready_s", svc.min_ready_s))
     return total("pod_ready", *parts)
 
 
@@ -198,7 +201,7 @@ def replace_time(svc: Service) -> Term:
     ready = pod_ready(svc)
     if svc.kind == "Deployment":
         return Term("replace_time", ready.value, ready.source, ready.unknown)
-    return total("replace_time", stop(svc), field("schedule_s", svc.schedule_s, "schedule_s"), ready)
+    return total("replace_time", stop(svc), source_field("schedule_s", svc.schedule_s), ready)
 
 
 def rollout_time(svc: Service) -> Term:
@@ -224,9 +227,9 @@ def failover_ttl(fo: Failover) -> Term:
 
 
 def failover_time(fo: Failover) -> Term:
-    detect = product("detect", field("failover.check_interval_s", fo.check_interval_s, "failover.check_interval_s"),
-                     field("failover.failure_threshold", fo.failure_threshold, "failover.failure_threshold"))
-    reconnect = field("failover.client_reconnect_s", fo.client_reconnect_s, "failover.client_reconnect_s")
+    detect = product("detect", source_field("failover.check_interval_s", fo.check_interval_s),
+                     source_field("failover.failure_threshold", fo.failure_threshold))
+    reconnect = source_field("failover.client_reconnect_s", fo.client_reconnect_s)
     if fo.mode == "dns":
         return total("failover_time", detect, failover_ttl(fo), reconnect)
     return total("failover_time", detect, reconnect)

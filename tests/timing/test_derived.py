@@ -28,6 +28,12 @@ def test_a_known_field_is_a_term_with_its_source() -> None:
 def test_an_unknown_field_counts_as_zero_and_is_remembered() -> None:
     assert d.field("finish", None, "shutdown.finish_s") == Term("finish", 0, "shutdown.finish_s",
                                                                ("shutdown.finish_s",), "s")
+    assert d.field("n", None, "replicas", "") == Term("n", 0, "replicas", ("replicas",), "")
+
+
+def test_a_part_of_a_sum_is_named_by_its_field_path() -> None:
+    assert d.source_field("app.warmup_s", 9) == Term("app.warmup_s", 9, "app.warmup_s", (), "s")
+    assert d.source_field("app.warmup_s", None) == Term("app.warmup_s", 0, "app.warmup_s", ("app.warmup_s",))
 
 
 def test_a_total_sums_its_parts_and_shows_each_with_its_number() -> None:
@@ -50,7 +56,7 @@ def test_ceil_div_rounds_up(a, b) -> None:
 @pytest.mark.parametrize(("value", "n", "up", "pods"), [
     (3, 10, True, 3), (3, 10, False, 3), ("25%", 10, True, 3), ("25%", 10, False, 2), ("25%", 4, True, 1),
     ("25%", 4, False, 1), ("0%", 7, True, 0), ("100%", 7, False, 7), ("1%", 1, True, 1), ("1%", 1, False, 0),
-    ("50%", 3, True, 2), ("50%", 3, False, 1),
+    ("50%", 3, True, 2), ("50%", 3, False, 1), ("1%", 101, True, 2), ("1%", 101, False, 1), ("99%", 100, True, 99),
 ])
 def test_percentages_resolve_against_replicas_as_kubernetes_rounds(value, n, up, pods) -> None:
     assert d.scaled(value, n, round_up=up) == pods
@@ -96,6 +102,12 @@ def test_each_removal_path_has_its_own_time() -> None:
 def test_lb_detect_is_the_fastest_removal_path(removal, value, source) -> None:
     lb = svc(API, {f"{A}.lb.removal": removal, f"{A}.lb.endpoint_propagation_s": 12}).lb
     assert d.lb_detect(lb) == Term("lb_detect", value, source, ())
+
+
+def test_lb_detect_carries_an_unknown_removal_time() -> None:
+    lb = svc(API).lb.model_copy(update={"deregistration_propagation_s": None})  # as an extractor may leave it
+    assert d.lb_detect(lb) == Term("lb_detect", 0, "deregistration: lb.deregistration_propagation_s",
+                                   ("lb.deregistration_propagation_s",))
 
 
 def test_lb_admit_new_is_registration_plus_one_check_plus_the_controller_poll_when_gated() -> None:

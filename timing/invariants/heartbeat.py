@@ -53,7 +53,7 @@ def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Finding]
     found = []
     for spec, svc in _specs(stack):
         need = d.total("replace_time + observe", d.replace_time(svc),
-                       d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"))
+                       d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
         found.append(judge("heartbeat-rides-out-pod-replacement", "error", f"{spec.name} ({svc.name})",
                            d.field("loss_time", spec.loss_time_s, "loss_time_s"), ">=", need,
                            f"raise loss_time_s to ≥{int(need.value) + ctx.margin_s}s or replace pods faster",
@@ -67,8 +67,8 @@ def heartbeat_within_outage_budget(stack: Stack, ctx: Ctx) -> list[Finding]:
         return []
     found = []
     for spec, svc in _specs(stack):
-        used = d.total("loss_time + observe", d.field("loss_time", spec.loss_time_s, "loss_time_s"),
-                       d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"))
+        used = d.total("loss_time + observe", d.source_field("loss_time_s", spec.loss_time_s),
+                       d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
         found.append(judge("heartbeat-within-outage-budget", "error", f"{spec.name} ({svc.name})", used,
                            "<=", d.field("max_outage", spec.max_outage_s, "max_outage_s"),
                            "lower loss_time_s or observe more often (the outage budget is agreed)",
@@ -131,13 +131,13 @@ def heartbeat_deploy_invisible(stack: Stack, ctx: Ctx) -> list[Finding]:
     hb = stack.heartbeat
     if hb is None:
         return []
-    publish = d.field("publish_interval", hb.publish_interval_s, "heartbeat.publish_interval_s")
+    publish = d.source_field("heartbeat.publish_interval_s", hb.publish_interval_s)
     if hb.replicas == 1:
         gap = d.total("silence", d.pod_ready(hb), publish)
         fix = "run 2 replicas with leader election, or start faster"
     else:
-        gap = d.total("silence", d.field("lease_duration", hb.lease_duration_s, "heartbeat.lease_duration_s"),
-                      d.field("retry_period", hb.lease_retry_period_s, "heartbeat.lease_retry_period_s"),
+        gap = d.total("silence", d.source_field("heartbeat.lease_duration_s", hb.lease_duration_s),
+                      d.source_field("heartbeat.lease_retry_period_s", hb.lease_retry_period_s),
                       publish)
         fix = "shorten the lease or raise heartbeat.client_timeout_s"
     return [judge("heartbeat-deploy-invisible", "error", hb.name, gap, "<",

@@ -101,7 +101,7 @@ def deregistration_covers_requests(svc: Service, ctx: Ctx) -> list[Finding]:
     if lb is None or "deregistration" not in lb.removal:
         return []
     need = d.total("lb_detect + max_request", d.lb_detect(lb),
-                   d.field("max_request", svc.app.max_request_s, "app.max_request_s"))
+                   d.source_field("app.max_request_s", svc.app.max_request_s))
     return [judge("deregistration-covers-requests", "error", svc.name,
                   d.field("deregistration_delay", lb.deregistration_delay_s, "lb.deregistration_delay_s"),
                   ">=", need, f"raise the deregistration delay to ≥{need.value}s")]
