@@ -179,3 +179,13 @@ def test_sarif_fingerprints_survive_a_changed_number(run_audit, tmp_path):
     prints = lambda rs: {r["ruleId"]: r["partialFingerprints"]["lockstep/v1"] for r in rs}  # noqa: E731
     assert prints(before)["drain-covers-lb-detection"] == prints(after)["drain-covers-lb-detection"]
     assert len(set(prints(before).values())) == len(before)
+
+
+def test_a_directory_is_read_recursively_without_hidden_directories(run_audit, tmp_path):
+    (tmp_path / "apps" / "shop").mkdir(parents=True)
+    (tmp_path / "apps" / "shop" / "shop.yml").write_text((SEED / "shop.yaml").read_text())
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yaml").write_text("on: [push]\njobs: {a: [unclosed\n")
+    (tmp_path / "notes.txt").write_text("not yaml: [")
+    run = run_audit("--format", "json", str(tmp_path))
+    assert run.code == 1 and [s["subject"] for s in run.report["subjects"]] == ["shop/Deployment/storefront"]

@@ -199,8 +199,10 @@ def expand(paths: Iterable[str]) -> list[str]:
             continue
         path = Path(p)
         if path.is_dir():
+            # Hidden directories (.git, .github) hold no manifests to audit.
             out.extend(str(f) for f in sorted(path.rglob("*"))
-                       if f.is_file() and f.suffix.lower() in SUFFIXES)
+                       if f.is_file() and f.suffix.lower() in SUFFIXES
+                       and not any(part.startswith(".") for part in f.relative_to(path).parts))
         else:
             out.append(p)
     return out
