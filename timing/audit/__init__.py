@@ -3,8 +3,9 @@
 reader (files → documents with line numbers) → shape (wrong types are invalid input) →
 subjects (documents linked as Kubernetes and the AWS Load Balancer Controller link them;
 model pieces from `timing.extract`) → the registry's rules, one subject at a time, each
-subject's `lockstep.dev/accept` applied → report (text, JSON) or SARIF. No rule is
-re-implemented here: this package only finds, links and reports.
+subject's `lockstep.dev/accept` applied (the heartbeat ConfigMap's stack-scope rules too) →
+report (text, JSON) or SARIF. No rule is re-implemented here: this package only finds,
+links and reports.
 """
 
 from __future__ import annotations
