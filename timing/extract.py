@@ -369,7 +369,7 @@ def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb
         "name": get(obj, "metadata", "name"), "kind": get(obj, "kind"),
         "image": get(container, "image"), "container_port": serving_port(container, target),
         "replicas": replica_count(obj, hpa is not None),
-        "labels": dict(get(obj, "spec", "template", "metadata", "labels") or {}),
+        "labels": dict(get(obj, "spec", "template", "metadata", "labels") or {}), "name_label": False,
         "app": app_facts(notes), "probes": probes(container),
         "shutdown": pod_shutdown(pod_spec, seconds_annotation(notes, "finish-seconds"), target),
         "rollout": rollout(obj), "pdb": pdb, "hpa": hpa, "lb": lb,

@@ -253,6 +253,9 @@ class Service(Strict):
     container_port: _int(L.PORT)
     replicas: _int(L.REPLICAS) | None = Field(description="null only when an HPA owns them")
     labels: dict[str, str] = Field(default_factory=dict, description="extra pod labels")
+    name_label: bool = Field(
+        default=True, description="pods also carry app.kubernetes.io/name=<name> (what infra "
+        "deploys); extraction sets false, `labels` then being the pods' complete label set")
     app: AppFacts
     lb: LoadBalancer | None = None
     probes: Probes

@@ -182,7 +182,8 @@ def extracted(svc: Service) -> Service:
 @given(services())
 def test_a_rendered_workload_extracts_to_the_same_service(svc):
     got = extracted(svc)
-    assert got.model_copy(update={"labels": svc.labels}) == svc
+    assert pod_labels(got) == pod_labels(svc)
+    assert got.model_copy(update={"labels": svc.labels, "name_label": svc.name_label}) == svc
     assert pod_labels(got) == pod_labels(svc)
 
 
@@ -205,4 +206,6 @@ def test_every_service_of_the_example_stack_extracts_to_itself():
                          pdb=x.pdb(render_pdb(svc.pdb)) if svc.pdb else None,
                          hpa=x.hpa(render_hpa(svc.hpa)) if svc.hpa else None)
         resolved = svc.shutdown.model_copy(update={"prestop": svc.shutdown.prestop or "sleep"})
-        assert got.model_copy(update={"labels": svc.labels}) == svc.model_copy(update={"shutdown": resolved})
+        assert pod_labels(got) == pod_labels(svc)
+        assert got.model_copy(update={"labels": svc.labels, "name_label": svc.name_label}) == \
+            svc.model_copy(update={"shutdown": resolved})

@@ -170,6 +170,8 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Finding]:
 
 def pod_labels(svc: Service) -> dict[str, str]:
     """The labels every pod of the service carries (the workload's selector is the first)."""
+    if not svc.name_label:
+        return dict(svc.labels)
     return {"app.kubernetes.io/name": svc.name, **svc.labels}
 
 
