@@ -162,6 +162,12 @@ def unlinked(idx: Index, ctx: dict[str, Any]) -> list[str]:
     for (ns, svc), uses in sorted(idx.backends.items(), key=lambda kv: kv[0]):
         if (ns, svc) not in services:
             notes.append(f"{ref(uses[0][0])}: backend Service {ns}/{svc} not in the input")
+    for ing in idx.all("Ingress"):
+        if not links.is_alb(ing, ctx["classes"]) and any(k.startswith(X.ALB_ANNOTATION)
+                                                         for k in meta(ing, "annotations")):
+            cls = dig(ing.obj, "spec", "ingressClassName")
+            notes.append(f"{ref(ing)}: class {cls!r} is not the controller's as far as the input shows "
+                         "(add its IngressClass): not audited")
     for svc in idx.all("Service"):
         spec = svc.obj.get("spec") or {}
         if spec.get("type") != "LoadBalancer":
