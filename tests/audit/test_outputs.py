@@ -109,7 +109,7 @@ def test_yaml_keeps_the_line_of_every_key_across_documents_and_lists():
     api = next(d for d in docs if d.kind == "Service" and d.obj["metadata"]["name"] == "api")
     line = line_of(api.obj, ("metadata", "annotations", "alb.ingress.kubernetes.io/healthcheck-interval-seconds"))
     assert "healthcheck-interval-seconds" in lines[line - 1]
-    assert [d.kind for d in docs][:3] == ["Namespace", "Ingress", "Ingress"]
+    assert [d.kind for d in docs][:4] == ["Namespace", "IngressClass", "Ingress", "Ingress"]
 
 
 def test_json_documents_get_line_numbers_too():
