@@ -12,7 +12,6 @@ actions, failed deploys). A mutant no rule rejects but the simulation finds harm
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -96,13 +95,16 @@ def numbers(data: Any, path: Path = ()) -> Iterator[tuple[Path, int]]:
 
 
 def with_value(data: dict[str, Any], path: Path, value: int) -> dict[str, Any]:
-    out = copy.deepcopy(data)
-    node: Any = out
-    for key in path[:-1]:
-        if isinstance(node[key], tuple):
-            node[key] = list(node[key])
-        node = node[key]
-    node[path[-1]] = value
+    """A copy of `data` with one number changed; only the containers on the path are copied
+    (the rest is shared, and never modified)."""
+    if not path:
+        return value  # type: ignore[return-value]
+    key, rest = path[0], path[1:]
+    if isinstance(data, dict):
+        out: Any = dict(data)
+    else:
+        out = list(data)
+    out[key] = with_value(out[key], rest, value) if rest else value
     return out
 
 

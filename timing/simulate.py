@@ -20,12 +20,13 @@ from typing import Callable, Iterable
 
 from timing.model import Stack
 from timing.sim.engine import INF, Counts
-from timing.sim.scenarios import Outcome, crash, replace, rollout
-from timing.sim.spec import ServiceSpec, stack_specs
+from timing.sim.scenarios import Outcome, crash, quiet, replace, rollout
+from timing.sim.spec import ServiceSpec, keepalive_can_race, stack_specs
 
 Scenario = Callable[[ServiceSpec, random.Random, float, bool, bool], Outcome]
-SCENARIOS: dict[str, Scenario] = {"rollout": rollout, "replace": replace, "crash": crash}
-PLANNED = ("rollout", "replace")  # planned work: any loss or block is a failure
+SCENARIOS: dict[str, Scenario] = {"rollout": rollout, "replace": replace, "crash": crash,
+                                  "quiet": quiet}
+PLANNED = ("rollout", "replace", "quiet")  # any loss or block in these is a failure
 DEFAULT_RATE = 20.0  # requests per second across the service
 COUNTERS = tuple(f.name for f in fields(Counts) if f.name != "notes")
 
@@ -110,10 +111,12 @@ def simulate_specs(specs: Iterable[ServiceSpec], *, phases: int = 20, seed: int 
     names = tuple(scenarios)
     # A crash can only go wrong through the heartbeat (requests lost in it are unavoidable):
     # a verdict without heartbeat specs does not need it.
+    # Quiet hours matter only where keep-alive timeouts can race.
     return [run_scenario(spec, name, phases=phases, seed=seed, rate=rate, timeline=timeline,
                          fast=fast)
             for spec in specs for name in names
-            if not (fast and name == "crash" and not spec.heartbeat)]
+            if not (fast and name == "crash" and not spec.heartbeat)
+            and not (name == "quiet" and not keepalive_can_race(spec))]
 
 
 def simulate_stack(stack: Stack, *, phases: int = 20, seed: int = 0, rate: float = DEFAULT_RATE,

@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from timing.sim.spec import ServiceSpec
+from timing.sim.spec import ServiceSpec, keepalive_can_race
 
 INF = float("inf")
 LONG_SHARE = 0.02  # requests that take exactly the service's longest request time
@@ -138,7 +138,9 @@ class World:
         lb = spec.lb
         self.mode = "none" if lb is None else ("proxy" if lb.via_kube_proxy else "pods")
         self.hc_mode = lb is not None and "health_check" in lb.removal
-        self.race = (lb is not None and lb.kind == "alb" and lb.http and spec.keepalive is not None)
+        # The keep-alive race needs the app to close an idle connection before the LB does:
+        # with keepalive > idle timeout every reuse is safe, and connections need no tracking.
+        self.race = keepalive_can_race(spec)
         self.max_req = float(spec.max_request) if spec.max_request is not None else 1.0
         if self.mode == "pods":
             self.at(rng.uniform(0, spec.gate_poll), self._gate_poll)

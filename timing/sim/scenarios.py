@@ -112,14 +112,19 @@ class Watchdog:
 
 def _start(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool, fast: bool
            ) -> tuple[World, list[Pod], list[Observer], float]:
-    w = World(spec, rng, rate, Counts(), [] if tl else None)
+    # For a verdict alone, requests before the scenario begins need no simulating: every pod
+    # is serving and every target healthy, so none can be lost, unless keep-alive races.
+    w = World(spec, rng, 0.0 if fast else rate, Counts(), [] if tl else None)
     w.fast = fast
     pods = [w.add_pod(f"{spec.name}-{i}", steady=True) for i in range(spec.replicas)]
     observers = [Observer(w, hb) for hb in spec.heartbeat]
     longest = max([spec.lb.interval if spec.lb else 0, spec.gate_poll]
                   + [hb.observe for hb in spec.heartbeat]
                   + [spec.watchdog.period if spec.watchdog else 0])
-    return w, pods, observers, 20.0 + rng.uniform(0, longest)
+    t0 = 20.0 + rng.uniform(0, longest)
+    if fast and w.race:
+        w.rate = rate
+    return w, pods, observers, t0
 
 
 def _no_pods(w: World, scenario: str) -> Outcome:
@@ -282,6 +287,7 @@ def rollout(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
     if not pods:
         return _no_pods(w, "rollout")
     w.run(t0)
+    w.rate = rate
     w.capacity_from = t0
     w.note("rollout: starts")
     ctl = (DeploymentRollout if spec.kind == "Deployment" else StatefulSetRollout)(w, pods)
@@ -324,6 +330,7 @@ def replace(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
 
     dog = Watchdog(w, spec.watchdog, slot_ok) if spec.watchdog is not None else None
     w.run(t0)
+    w.rate = rate
     grace = spec.grace if spec.node_budget is None else min(spec.grace, spec.node_budget)
     tries = 0
     while True:
@@ -452,4 +459,25 @@ def crash(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
                 w.c.premature_unblocks += 1
                 w.c.notes.append(f"heartbeat {ob.hb.name}: unblocked {due - ob.unblocks[0]:.0f}s "
                                  "before the data was current and traffic reached the service")
+    return out
+
+
+# ---- quiet hours ---------------------------------------------------------------------------------
+def quiet(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
+          fast: bool = False) -> Outcome:
+    """Steady state under sparse traffic, where LB→target connections sit idle long enough for
+    the app's keep-alive timeout and the LB's idle timeout to race (ALB, HTTP). Traffic is set
+    so that a target's idle gaps fall around both timeouts; with no race possible
+    (keepalive > idle timeout, or no ALB) nothing can go wrong here and nothing is run."""
+    w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
+    if not pods:
+        return _no_pods(w, "quiet")
+    if w.race:
+        lb, keepalive = spec.lb, spec.keepalive
+        assert lb is not None and keepalive is not None
+        w.rate = 2.0 * len(pods) / (keepalive + lb.idle_timeout + 1)
+        w.capacity_from = t0
+        w.run(20.0 * (lb.idle_timeout + 1))
+    out = Outcome(spec.name, "quiet", w.c, timeline=w.timeline)
+    _planned_heartbeat(out, observers)
     return out

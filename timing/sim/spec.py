@@ -92,6 +92,14 @@ class ServiceSpec:
     heartbeat: tuple[HeartbeatSpec, ...]
 
 
+def keepalive_can_race(spec: ServiceSpec) -> bool:
+    """The app may close an idle LB→target connection before the LB does (ALB, HTTP): only
+    then can the LB send a request into a closing socket."""
+    lb = spec.lb
+    return (lb is not None and lb.kind == "alb" and lb.http and spec.keepalive is not None
+            and spec.keepalive <= lb.idle_timeout)
+
+
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -143,9 +151,33 @@ def _pdb_keep(svc: Service, n: int) -> int | None:
     return n - resolve(pdb.max_unavailable, n, round_up=True)
 
 
+MAX_REPLICAS = 30  # larger services are simulated at this size, counts scaled (see `_scaled`)
+
+
+def _scaled(n: int, surge: int, unavailable: int, keep: int | None) -> tuple[int, int, int, int | None]:
+    """A service of more than MAX_REPLICAS pods, shrunk to MAX_REPLICAS with its rollout and
+    PDB counts scaled so every predicate that decides harm keeps its truth value: surge ≥ 1,
+    unavailable ≥ 1, unavailable ≥ replicas (no pod left), and keep = 0, 1 ≤ keep < replicas,
+    keep ≥ replicas. The simulation cost grows with pods; these predicates do not."""
+    if n <= MAX_REPLICAS:
+        return n, surge, unavailable, keep
+    m = MAX_REPLICAS
+
+    def down(x: int) -> int:
+        if x >= n:
+            return m
+        return min(m - 1, max(1 if x >= 1 else 0, x * m // n))
+
+    return m, (m if surge >= n else max(1 if surge else 0, _ceil_div(surge * m, n))), down(unavailable), \
+        (None if keep is None else down(keep))
+
+
 def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
-    n = svc.hpa.min_replicas if svc.hpa is not None else svc.replicas
-    assert n is not None
+    real = svc.hpa.min_replicas if svc.hpa is not None else svc.replicas
+    assert real is not None
+    n, surge, unavailable, keep = _scaled(
+        real, resolve(svc.rollout.max_surge, real, round_up=True),
+        resolve(svc.rollout.max_unavailable, real, round_up=False), _pdb_keep(svc, real))
     wd = stack.watchdog
     watchdog = (WatchdogSpec(wd.period_s, wd.failures_before_action)
                 if wd is not None and svc.name in wd.watches else None)
@@ -163,10 +195,9 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
         liveness=_probe(svc.probes.liveness),
         drain=sd.drain_s, finish=sd.finish_s, grace=sd.grace_s, node_budget=sd.node_termination_budget_s,
         sidecar_drain=svc.sidecar.drain_s if svc.sidecar is not None else None,
-        surge=resolve(svc.rollout.max_surge, n, round_up=True),
-        unavailable=resolve(svc.rollout.max_unavailable, n, round_up=False),
+        surge=surge, unavailable=unavailable,
         min_ready=svc.rollout.min_ready_s, progress_deadline=svc.rollout.progress_deadline_s,
-        pdb_keep=_pdb_keep(svc, n), gate=_gate(svc), gate_poll=L.CONTROLLER_GATE_POLL_S,
+        pdb_keep=keep, gate=_gate(svc), gate_poll=L.CONTROLLER_GATE_POLL_S,
         schedule=svc.schedule_s, watchdog=watchdog, heartbeat=beats,
     )
 
