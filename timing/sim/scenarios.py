@@ -1,24 +1,21 @@
-"""The scenarios: a rolling update, one pod replaced (eviction, seed 003's host redeploy), and
-a real crash of the whole service. Each runs one service over one random phase.
-
-Controllers follow Kubernetes: a Deployment scales its new ReplicaSet up within maxSurge and
-its old one down while keeping `replicas - maxUnavailable` pods available (a pod is available
-once Ready for minReadySeconds; Ready needs the readiness gate when one is injected); a
-StatefulSet replaces pods one at a time, highest ordinal first, the old pod gone first. The
-heartbeat observer and the watchdog sample at their own random phases.
+"""The scenarios, each one service over one random phase: a rolling update, one pod replaced
+(a node drain's eviction), a real crash of the whole service, and quiet hours (sparse
+traffic, where keep-alive timeouts race). The heartbeat observer and the watchdog sample at
+their own random phases; controllers are in `timing.sim.controllers`.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable
 
+from timing.sim.controllers import TAIL, DeploymentRollout, StatefulSetRollout, stalled
 from timing.sim.engine import INF, Counts, Pod, World
-from timing.sim.spec import HeartbeatSpec, ServiceSpec, WatchdogSpec
+from timing.sim.spec import ServiceSpec
+from timing.sim.watchers import Observer, Watchdog
 
-TAIL = 15.0
-MAX_ROLLOUT = 7200.0  # a rollout still running after two hours counts as stalled
+__all__ = ["DeploymentRollout", "StatefulSetRollout", "Outcome", "crash", "quiet", "replace", "rollout"]
+MAX_ROLLOUT = 7200.0  # simulated seconds; a rollout still running then is judged only if stalled
 
 
 @dataclass
@@ -28,86 +25,6 @@ class Outcome:
     counts: Counts
     metrics: dict[str, float] = field(default_factory=dict)
     timeline: list[tuple[float, str]] | None = None
-
-
-class Observer:
-    """The heartbeat's judgement of one spec's service (seed 000, as `heartbeat/` decides):
-    healthy while the PDB minimum (else every expected replica, never below one) is
-    available; during a StatefulSet rollout one pod may be missing while a step progresses
-    for less than the loss time. Unhealthy *continuously* for `loss` seconds, counted from the
-    first unhealthy observation, blocks the scope; `recovery` seconds of health unblock it."""
-
-    def __init__(self, w: World, hb: HeartbeatSpec) -> None:
-        self.w, self.hb = w, hb
-        n, keep = w.spec.replicas, w.spec.pdb_keep
-        self.required = n if keep is None else min(n, max(1, keep))
-        self.tolerated = max(1, min(self.required, n - 1))
-        self.blocked = False
-        self.unhealthy_since: float | None = None
-        self.healthy_since: float | None = None
-        self.step: tuple[float, tuple[int, int]] | None = None
-        self.blocks: list[float] = []
-        self.unblocks: list[float] = []
-        w.every(hb.observe, self.sample)
-
-    def _verdict(self, t: float) -> tuple[bool, float | None]:
-        w = self.w
-        n = sum(1 for p in w.pods if p.term_at is None and not p.gone and w.available(p, t))
-        progress = w.sts_progress() if w.sts_progress is not None else None
-        if progress is None:
-            self.step = None
-            return n >= self.required, None
-        if self.step is None or self.step[1] != progress:
-            self.step = (t, progress)
-        if n >= self.required:
-            return True, None
-        age = t - self.step[0]
-        if n >= self.tolerated:
-            return (True, None) if age < self.hb.loss else (False, self.step[0])
-        return False, None
-
-    def sample(self) -> None:
-        t = self.w.t
-        healthy, since = self._verdict(t)
-        if healthy:
-            self.unhealthy_since = None
-            self.healthy_since = t if self.healthy_since is None else self.healthy_since
-            if self.blocked and t - self.healthy_since >= self.hb.recovery - 1e-6:
-                self.blocked = False
-                self.unblocks.append(t)
-                self.w.note(f"heartbeat {self.hb.name}: unblocked")
-            return
-        self.healthy_since = None
-        start = t if self.unhealthy_since is None else self.unhealthy_since
-        self.unhealthy_since = start if since is None else min(start, since)
-        if not self.blocked and t - self.unhealthy_since >= self.hb.loss - 1e-6:
-            self.blocked = True
-            self.blocks.append(t)
-            self.w.note(f"heartbeat {self.hb.name}: BLOCKED")
-            if self.w.planned:
-                self.w.c.false_blocks += 1
-
-
-class Watchdog:
-    """A host watchdog: acts after `failures` consecutive failed checks of its slot."""
-
-    def __init__(self, w: World, spec: WatchdogSpec, slot_ok: Callable[[float], bool]) -> None:
-        self.w, self.spec, self.slot_ok = w, spec, slot_ok
-        self.fails = 0
-        self.actions: list[float] = []
-        w.every(spec.period, self.check)
-
-    def check(self) -> None:
-        if self.slot_ok(self.w.t):
-            self.fails = 0
-            return
-        self.fails += 1
-        if self.fails >= self.spec.failures:
-            self.fails = 0
-            self.actions.append(self.w.t)
-            self.w.note("watchdog: acts on the service")
-            if self.w.planned:
-                self.w.c.watchdog_actions += 1
 
 
 def _start(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool, fast: bool
@@ -148,139 +65,6 @@ def _bound(s: ServiceSpec) -> float:
     return s.grace + s.schedule + s.warmup + probes + s.min_ready + lb + 60
 
 
-# ---- rolling update -----------------------------------------------------------------------------
-class DeploymentRollout:
-    def __init__(self, w: World, old: list[Pod]) -> None:
-        self.w, self.s = w, w.spec
-        self.old, self.new = list(old), []
-        self.seen: set[int] = set()
-        self.done_at: float | None = None
-        self.last_progress = w.t
-        self.failed = False
-        self._arm()
-
-    def _arm(self) -> None:
-        self.w.at(self.last_progress + self.s.progress_deadline, self._deadline, self.last_progress)
-
-    def _deadline(self, mark: float) -> None:
-        if self.done_at is None and mark == self.last_progress and not self.failed:
-            self.failed = True
-            self.w.c.deploy_failed += 1
-            self.w.note("rollout: progress deadline exceeded (reported failed)")
-
-    def _progress(self) -> None:
-        self.last_progress = self.w.t
-        self._arm()
-
-    def reconcile(self) -> None:
-        w, s, t = self.w, self.s, self.w.t
-        if self.done_at is not None:
-            return
-        old = [p for p in self.old if p.term_at is None]
-        new = [p for p in self.new if p.term_at is None]
-        n = s.replicas
-        for _ in range(min(n + s.surge - len(old) - len(new), n - len(new))):
-            pod = w.add_pod(f"{s.name}-new-{len(self.new)}")
-            self.new.append(pod)
-            new.append(pod)
-            self._progress()
-        for pod in new:
-            if id(pod) not in self.seen and w.available(pod, t):
-                self.seen.add(id(pod))
-                self._progress()
-        new_avail = sum(1 for p in new if w.available(p, t))
-        floor = n - s.unavailable
-        # Unavailable old pods go first, as far as the new ones' unavailability allows.
-        budget = len(old) + len(new) - floor - (len(new) - new_avail)
-        for pod in [p for p in old if not w.available(p, t)]:
-            if budget <= 0:
-                break
-            w.terminate(pod, s.grace)
-            budget -= 1
-        old = [p for p in old if p.term_at is None]
-        spare = sum(1 for p in old if w.available(p, t)) + new_avail - floor
-        for pod in old:
-            if spare <= 0:
-                break
-            if w.available(pod, t):
-                w.terminate(pod, s.grace)
-                spare -= 1
-        old = [p for p in old if p.term_at is None]
-        if not old and len(new) == n and new_avail == n:
-            self.done_at = t
-            w.note("rollout: complete")
-            w.at(t, self._finish)
-
-    def _finish(self) -> None:
-        if all(p.gone for p in self.old):
-            self.w.at(self.w.t + TAIL, self._stop)
-        else:
-            self.w.at(self.w.t + 1, self._finish)
-
-    def _stop(self) -> None:
-        self.w.stop_flag = True
-
-
-class StatefulSetRollout:
-    def __init__(self, w: World, old: list[Pod]) -> None:
-        self.w, self.s = w, w.spec
-        self.queue = list(reversed(old))  # highest ordinal first
-        self.cur_old: Pod | None = None
-        self.cur_new: Pod | None = None
-        self.creating = False
-        self.done_at: float | None = None
-        self.failed = False
-        self.count = 0
-        self.new: list[Pod] = []
-        w.sts_progress = self.progress
-
-    def progress(self) -> tuple[int, int] | None:
-        """(updatedReplicas, readyReplicas) while the rollout runs, as the observer reads them."""
-        if self.done_at is not None:
-            return None
-        w = self.w
-        return (sum(1 for p in self.new if not p.gone),
-                sum(1 for p in w.pods if p.ready and not p.gone))
-
-    def reconcile(self) -> None:
-        w, t = self.w, self.w.t
-        if self.done_at is not None:
-            return
-        if self.cur_new is not None:
-            if not w.available(self.cur_new, t):
-                return
-            self.cur_new = None
-        if self.cur_old is not None:
-            if self.cur_old.gone and not self.creating:
-                self.creating = True
-                w.at(t + self.s.schedule, self._create)
-            return
-        if self.queue:
-            self.cur_old = self.queue.pop(0)
-            w.terminate(self.cur_old, self.s.grace)
-            return
-        self.done_at = t
-        w.note("rollout: complete")
-        w.at(t + TAIL, self._stop)
-
-    def _create(self) -> None:
-        self.cur_new = self.w.add_pod(f"{self.s.name}-new-{self.count}")
-        self.new.append(self.cur_new)
-        self.count += 1
-        self.cur_old, self.creating = None, False
-        self.w.changed()
-
-    def _stop(self) -> None:
-        self.w.stop_flag = True
-
-
-def _stalled(w: World, ctl: DeploymentRollout | StatefulSetRollout) -> bool:
-    """A rollout that can never finish: new pods crash-loop or wait on a gate that never
-    passes (a slow one is not stalled)."""
-    new = ctl.new if isinstance(ctl, DeploymentRollout) else ctl.new[-1:]
-    return w.spec.gate == "never" or any(p.restarts > 0 for p in new)
-
-
 def rollout(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
             fast: bool = False) -> Outcome:
     w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
@@ -298,7 +82,7 @@ def rollout(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
     out = Outcome(spec.name, "rollout", w.c, timeline=w.timeline)
     if ctl.done_at is None and not w.halted:
         out.metrics["rollout_s"] = INF
-        if not ctl.failed and _stalled(w, ctl):
+        if not ctl.failed and stalled(w, ctl):
             w.c.deploy_failed += 1
             w.note(f"rollout: stalled (not complete after {w.t - t0:.0f}s)")
         elif not ctl.failed:
@@ -328,7 +112,8 @@ def replace(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
             return True
         return bool(new) and w.available(new[0], t)
 
-    dog = Watchdog(w, spec.watchdog, slot_ok) if spec.watchdog is not None else None
+    if spec.watchdog is not None:
+        Watchdog(w, spec.watchdog, slot_ok)
     w.run(t0)
     w.rate = rate
     grace = spec.grace if spec.node_budget is None else min(spec.grace, spec.node_budget)

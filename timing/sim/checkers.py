@@ -1,0 +1,100 @@
+"""The checkers: the LB's health checks and the controller's gate poll, kubelet probes, and
+periodic observers (heartbeat, watchdog), each at its own random phase."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from timing.sim.state import INF, Pod, Target
+
+
+class Checkers:
+    """Mixed into `World`: everything that looks at pods on a period."""
+
+    def _hc(self, g: Target) -> None:
+        lb, t = self.spec.lb, self.t
+        if g.reg_at == INF or (g.pod.gone and t > g.pod.gone_at + lb.deregistration_delay + lb.interval
+                               and "deregistration" in lb.removal):
+            return
+        res = self.health(g.pod, t)
+        if res == "503":
+            self.c.deliberate_503 += 1
+        if res == "timeout":
+            self.at(t + lb.timeout, self._hc_result, g, False)
+        else:
+            self._hc_result(g, res == "ok")
+        self.at(t + lb.interval, self._hc, g)
+
+    def _hc_result(self, g: Target, ok: bool) -> None:
+        lb = self.spec.lb
+        before = g.health
+        if ok:
+            g.ok, g.fail = g.ok + 1, 0
+            if g.health == "initial" or (g.health == "unhealthy" and g.ok >= lb.healthy_threshold):
+                g.health = "healthy"
+        else:
+            g.fail, g.ok = g.fail + 1, 0
+            if g.health != "unhealthy" and g.fail >= lb.unhealthy_threshold:
+                g.health = "unhealthy"
+                self.first_unhealthy = min(self.first_unhealthy, self.t)
+        if g.health != before:
+            if g.health == "healthy" and self.t >= self.healthy_from:
+                self.healthy_again = min(self.healthy_again, self.t)
+            self.dirty = True
+            self.note(f"{g.pod.name}: LB target {g.health}")
+
+    def _gate_poll(self) -> None:
+        # The controller sets a pod's readiness gate once its target is healthy.
+        for pod in self.pods:
+            if (not pod.gate_ok and self.spec.gate == "passes" and pod.target is not None
+                    and pod.target.health == "healthy" and not pod.gone):
+                pod.gate_ok = True
+                self._update_ready(pod)
+        self.at(self.t + self.spec.gate_poll, self._gate_poll)
+
+    def _probe(self, pod: Pod, kind: str) -> None:
+        if pod.gone:
+            return
+        s, t = self.spec, self.t
+        probe = getattr(s, kind)
+        self.at(t + probe.period, self._probe, pod, kind)
+        if pod.crashed and kind != "readiness":
+            return
+        if t < pod.start or t - pod.start < probe.initial_delay:
+            return
+        if pod.term_at is not None and kind != "readiness":
+            return  # liveness and startup are forced to success while a pod terminates
+        if kind != "startup" and not pod.started:
+            return
+        ok = self.health(pod, t) == "ok"
+        if kind == "startup":
+            if pod.started:
+                return
+            if ok:
+                pod.started = True
+                if s.readiness is None:
+                    self._set_rd(pod, True)
+            else:
+                pod.st_fail += 1
+                if pod.st_fail >= probe.failure:
+                    self.restart(pod, "startup probe")
+        elif kind == "readiness":
+            if ok:
+                pod.rd_ok, pod.rd_fail = pod.rd_ok + 1, 0
+                if pod.rd_ok >= probe.success:
+                    self._set_rd(pod, True)
+            else:
+                pod.rd_fail, pod.rd_ok = pod.rd_fail + 1, 0
+                if pod.rd_fail >= probe.failure:
+                    self._set_rd(pod, False)
+        else:
+            pod.lv_fail = 0 if ok else pod.lv_fail + 1
+            if pod.lv_fail >= probe.failure:
+                self.restart(pod, "liveness probe")
+
+    def every(self, period: float, fn: Callable[[], None]) -> None:
+        """A periodic checker (heartbeat observer, watchdog) with a random phase."""
+        def tick() -> None:
+            fn()
+            self.at(self.t + period, tick)
+        self.at(self.t + self.rng.uniform(0, period), tick)

@@ -1,0 +1,84 @@
+"""What the simulation moves: pods, load-balancer targets, and the counts a run keeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+INF = float("inf")
+
+
+@dataclass
+class Counts:
+    """What one scenario run saw. Losses are what users feel; deliberate 503s are not."""
+
+    requests: int = 0
+    refused_502: int = 0  # sent to a target that no longer (or not yet) listens
+    no_target_503: int = 0  # the LB (or kube-proxy) had nowhere to send it
+    keepalive_502: int = 0  # sent on a connection the app had already closed
+    cut: int = 0  # in flight when the pod was killed, exited or the LB closed it
+    deliberate_503: int = 0  # health checks answered 503 by a draining server (not a failure)
+    false_blocks: int = 0  # heartbeat blocks during planned work
+    premature_unblocks: int = 0  # heartbeat unblocked before the service's data is current
+    watchdog_actions: int = 0  # watchdog "repairs" during planned work
+    restarts: int = 0  # kubelet restarts (startup/liveness) during planned work
+    deploy_failed: int = 0  # progress deadline exceeded, rollout stalled, eviction blocked
+    zero_capacity: int = 0  # planned work left no pod available at some moment
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def lost(self) -> int:
+        return self.refused_502 + self.no_target_503 + self.keepalive_502 + self.cut
+
+    @property
+    def harmful(self) -> bool:
+        return (self.refused_502 + self.no_target_503 + self.keepalive_502 + self.cut
+                + self.false_blocks + self.premature_unblocks + self.watchdog_actions
+                + self.deploy_failed + self.zero_capacity) > 0
+
+
+class Pod:
+    __slots__ = ("name", "created", "start", "listen_at", "started", "rd_pass", "gate_ok", "ready",
+                 "ready_since", "term_at", "stop_at", "kill_at", "gone", "gone_at", "crashed",
+                 "net_down", "inflight", "target", "restarts", "rd_ok", "rd_fail", "st_fail",
+                 "lv_fail", "in_proxy", "registered")
+
+    def __init__(self, name: str, t: float) -> None:
+        self.name = name
+        self.created = t
+        self.start = t
+        self.listen_at = t
+        self.started = False
+        self.rd_pass = False
+        self.gate_ok = False
+        self.ready = False
+        self.ready_since = INF
+        self.term_at: float | None = None
+        self.stop_at: float | None = None
+        self.kill_at = INF
+        self.gone = False
+        self.gone_at = INF
+        self.crashed = False
+        self.net_down = False
+        self.inflight: list[float] = []
+        self.target: Target | None = None
+        self.restarts = 0
+        self.rd_ok = self.rd_fail = self.st_fail = self.lv_fail = 0
+        self.in_proxy = False
+        self.registered = False
+
+    def listening(self, t: float) -> bool:
+        return (not self.gone and not self.crashed and not self.net_down and t >= self.listen_at
+                and self.stop_at is None)
+
+
+class Target:
+    __slots__ = ("pod", "reg_at", "health", "ok", "fail", "no_new_after", "idle", "busy")
+
+    def __init__(self, pod: Pod, reg_at: float, health: str) -> None:
+        self.pod = pod
+        self.reg_at = reg_at
+        self.health = health  # initial | healthy | unhealthy
+        self.ok = self.fail = 0
+        self.no_new_after = INF
+        self.idle: list[float] = []  # LB→target connections: when each went idle
+        self.busy: list[float] = []  # heap of end times of connections in use
