@@ -36,7 +36,7 @@ class Term:
             shown = f"≥{self.value}{self.unit}"
         else:
             shown = f"{self.value}{self.unit}" if isinstance(self.value, int) else str(self.value)
-        return f"{self.label} {shown} ({self.source})" if self.source else f"{self.label} {shown}"
+        return f"{self.label} {shown} ({self.source})" if self.source != "" else f"{self.label} {shown}"
 
 
 @dataclass(frozen=True, slots=True)

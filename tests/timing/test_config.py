@@ -28,6 +28,10 @@ def test_only_lockstep_keys_are_taken_and_their_namespace_stripped() -> None:
     assert lockstep_values(config) == {"margin_s": 5, "services": [1], "not_secret": {"secure": "A", "more": 1}}
 
 
+def test_only_the_first_colon_separates_the_namespace() -> None:
+    assert lockstep_values({"lockstep:a:b": 1, "x:lockstep:c": 2}) == {"a:b": 1}
+
+
 def test_a_namespace_without_a_key_is_not_a_lockstep_key() -> None:
     assert lockstep_values({"lockstep": 1}) == {}
     assert lockstep_values({"lockstep:": 1}) == {"": 1}

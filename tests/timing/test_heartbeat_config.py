@@ -49,5 +49,5 @@ def test_a_min_available_pdb_reaches_the_watched_workload() -> None:
 
 
 def test_a_stack_without_a_heartbeat_has_no_runtime_config() -> None:
-    with pytest.raises(ValueError, match="the stack declares no heartbeat service"):
+    with pytest.raises(ValueError, match="^the stack declares no heartbeat service$"):
         runtime_config(build({"heartbeat": DELETE, "heartbeat_specs": []}))
