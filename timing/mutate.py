@@ -230,12 +230,14 @@ class SimCache:
                 c = r.counts
                 if not c.harmful:
                     continue
-                bits = [f"{n} {label}" for n, label in (
-                    (c.lost, "lost"), (c.false_blocks, "false blocks"),
-                    (c.premature_unblocks, "early unblocks"),
-                    (c.watchdog_actions, "watchdog actions"), (c.deploy_failed, "deploy failed"))
-                    if n]
-                found.append(f"{spec.name} {r.scenario}: {', '.join(bits)}")
+                # Each run stops at its first harm (a verdict, not a count): name the kinds.
+                kinds = [label for n, label in (
+                    (c.lost, "requests lost"), (c.false_blocks, "false heartbeat block"),
+                    (c.premature_unblocks, "early unblock"),
+                    (c.watchdog_actions, "watchdog action"), (c.deploy_failed, "deploy failed"),
+                    (c.zero_capacity, "no pod available")) if n]
+                found.append(f"{spec.name} {r.scenario}: {', '.join(kinds)} "
+                             f"({r.harmful_phases}/{r.phases} phases)")
             self.memo[spec] = tuple(found)
         return self.memo[spec]
 
