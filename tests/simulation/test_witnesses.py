@@ -304,3 +304,22 @@ def test_the_rules_reject_a_readiness_initial_delay_past_the_progress_deadline(k
 @pytest.mark.xfail(strict=True, reason=GAP)
 def test_the_rules_reject_a_startup_grid_slower_than_the_loss_time(kit):
     assert "heartbeat-rides-out-pod-replacement" in kit.error_ids(_slow_startup_grid(kit))
+
+
+# ---- budgets: reported by the simulation, not counted as lost requests -------------------------------
+def test_a_recovery_budget_below_the_lbs_recovery_is_reported_after_a_crash(kit):
+    # lb_recover = 5 s × 2 healthy checks = 10 s > the agreed 5 s.
+    stack = kit.stack_of(kit.web_service(app={"max_recovery_s": 5}))
+    broken_only(kit, stack, "recovery-within-budget")
+    report = sim(kit, stack, "crash", phases=3)
+    assert any("max_recovery_s 5s" in note for note in report.counts.notes)
+    assert not report.harmful  # a budget, not a lost request: shown, not failed
+
+
+def test_an_outage_budget_below_loss_time_is_reported_as_a_late_block(kit):
+    stack = kit.stack_of(kit.feed_service(), heartbeat=kit.heartbeat,
+                         heartbeat_specs=[kit.spec_for("feed", loss=120, outage=100)])
+    broken_only(kit, stack, "heartbeat-within-outage-budget")
+    report = sim(kit, stack, "crash", phases=3)
+    assert any("max_outage_s 100s" in note for note in report.counts.notes)
+    assert report.metrics["block_s:feed-scope"] > 100
