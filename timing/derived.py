@@ -112,7 +112,7 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
     parts = [source_field("lb.registration_propagation_s", lb.registration_propagation_s),
              source_field("lb.health_check.interval_s", hc.interval_s),
              source_field("lb.health_check.timeout_s", hc.timeout_s)]
-    if gated:
+    if gated is True:  # not truthiness: a None slipped in must not add the controller poll
         parts.append(Term("controller poll", L.CONTROLLER_GATE_POLL_S, "controller poll"))
     t = total("lb_admit_new", *parts)
     return t

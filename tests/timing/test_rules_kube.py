@@ -243,6 +243,11 @@ def test_a_gate_that_cannot_pass_breaks_both_gate_rules() -> None:
         "fix readiness-gate-can-pass, or drop the gate and raise rollout.min_ready_s")
 
 
+def test_a_gate_that_can_pass_makes_the_rollout_wait_for_the_lb() -> None:
+    assert only(build(), "rollout-waits-for-lb").render() == (
+        "OK rollout-waits-for-lb  api: readiness gate can pass (readiness_gate) = required can pass")
+
+
 def test_instance_targets_need_no_rollout_wait() -> None:
     stack = build({f"{B}.rollout.min_ready_s": 0})
     assert findings_of(stack, "rollout-waits-for-lb", "basketball-feed") == []
