@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given
 
 from tests.timing.strategies import BASKETBALL, DELETE, FOOTBALL, base, build, error_ids, findings_of, only, seconds
@@ -254,3 +255,19 @@ def test_no_heartbeat_service_no_heartbeat_findings() -> None:
         "heartbeat-rides-out-pod-replacement", "heartbeat-within-outage-budget", "heartbeat-samples-often",
         "heartbeat-client-tolerates-beat-gaps", "heartbeat-beats-expire", "heartbeat-deploy-invisible",
         "heartbeat-recovery-covers-catch-up")) if f] == []
+
+
+# ---- a watched service may acknowledge a heartbeat rule it deliberately breaks ---------------------
+@pytest.mark.parametrize(("rule", "service", "changes"), [
+    ("heartbeat-rides-out-pod-replacement", BASKETBALL, {"heartbeat_specs.1.loss_time_s": 69}),
+    ("heartbeat-within-outage-budget", BASKETBALL, {"heartbeat_specs.1.max_outage_s": 94}),
+    ("heartbeat-samples-often", FOOTBALL, {**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": 61}),
+    ("heartbeat-recovery-covers-catch-up", FOOTBALL, {"heartbeat_specs.0.recovery_time_s": 29}),
+    ("heartbeat-recovery-covers-catch-up", BASKETBALL, {f"{B}.app.catch_up_s": 0, "heartbeat_specs.1.recovery_time_s": 29}),
+])
+def test_a_spec_rule_is_accepted_on_the_watched_service_not_the_spec(rule, service, changes) -> None:
+    broken = build(changes)
+    assert error_ids(broken) == {rule}
+    accepted = build({**changes, f"services.{service}.accept": [{"id": rule, "reason": "agreed with the business"}]})
+    assert error_ids(accepted) == set()
+    assert "accepted" in {f.status for f in findings_of(accepted, rule)}

@@ -36,7 +36,7 @@ def watchdog_tolerates_planned_drain(stack: Stack, ctx: Ctx) -> list[Finding]:
         planned = d.total("stop + pod_ready", d.stop(svc), d.pod_ready(svc))
         need = int(planned.value) // wd.period_s + 2
         found.append(judge("watchdog-tolerates-planned-drain", "error", name, tol, ">", planned,
-                           f"raise watchdog.failures_before_action to ≥{need}", service=name))
+                           f"raise watchdog.failures_before_action to ≥{need}"))  # subject = the service
     return found
 
 
