@@ -323,3 +323,40 @@ def test_an_outage_budget_below_loss_time_is_reported_as_a_late_block(kit):
     report = sim(kit, stack, "crash", phases=3)
     assert any("max_outage_s 100s" in note for note in report.counts.notes)
     assert report.metrics["block_s:feed-scope"] > 100
+
+
+GAP_ROLLOUT = ("gap: heartbeat-rides-out-pod-replacement budgets one replacement, but a rollout with "
+               "maxUnavailable ≥ 1 keeps a pod missing from its first wave to its last; without a PDB "
+               "the observer sees the service unhealthy for the whole rollout")
+GAP_SINGLETON = ("gap: nothing requires a second replica of a service behind a load balancer unless a "
+                 "PDB is declared (pdb-needs-replicas) or removal is by health check only; a node "
+                 "drain then leaves the LB without a target for a whole pod_ready")
+
+
+def _rolling_down(kit):
+    # 3 consumers replaced one at a time by taking one down (no surge), no PDB, loss 45 s:
+    # one replacement (~30 s) fits, a rollout of three back-to-back does not.
+    return kit.stack_of(kit.feed_service(replicas=3, rollout={"max_surge": 0, "max_unavailable": 1}),
+                        heartbeat=kit.heartbeat, heartbeat_specs=[kit.spec_for("feed", loss=45)])
+
+
+def _evicted_singleton(kit):
+    return kit.stack_of(kit.web_service(replicas=1))
+
+
+def test_a_rollout_taking_pods_down_longer_than_the_loss_time_blocks_the_scope(kit):
+    assert sim(kit, _rolling_down(kit), "rollout").counts.false_blocks > 0
+
+
+def test_an_evicted_singleton_behind_an_lb_leaves_it_without_targets(kit):
+    assert sim(kit, _evicted_singleton(kit), "replace").counts.no_target_503 > 0
+
+
+@pytest.mark.xfail(strict=True, reason=GAP_ROLLOUT)
+def test_the_rules_reject_a_rollout_that_outlasts_the_loss_time(kit):
+    assert kit.error_ids(_rolling_down(kit))
+
+
+@pytest.mark.xfail(strict=True, reason=GAP_SINGLETON)
+def test_the_rules_reject_a_singleton_behind_an_lb(kit):
+    assert kit.error_ids(_evicted_singleton(kit))

@@ -131,7 +131,9 @@ def replace(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
             return out
         w.run(w.t + 5)
     t_evict = w.t
-    w.capacity_from = t_evict
+    # No capacity rule covers an eviction (the PDB rules do, when a PDB is declared): a
+    # singleton left with no pod is noted; requests it loses behind an LB count as lost.
+    w.min_available = INF
     w.note(f"eviction: {victim.name}")
     w.terminate(victim, grace)
 
@@ -166,6 +168,8 @@ def replace(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
             w.c.notes.append(f"replacement not available after {w.t - t_evict:.0f}s (slow, not judged)")
     elif done:
         out.metrics["replace_s"] = done[0] - t_evict
+    if w.min_available == 0:
+        w.c.notes.append("no pod available during the eviction (nothing keeps a second one)")
     _planned_heartbeat(out, observers)
     return out
 
