@@ -72,12 +72,14 @@ def test_mutate_exits_0_when_every_harmful_mutant_is_caught(feed_stack, capsys):
     assert "finish-covers-requests" in out
 
 
-def test_mutate_exits_1_on_a_harmful_mutant_no_rule_catches(capsys):
-    # A real gap in the rules (reported): pod_ready ignores the readiness probe's initial
-    # delay, so an hour-long one passes every rule while the deploy fails.
-    assert main(["mutate", "--only", "services.1.probes.readiness.initial_delay_s", "--phases", "1"]) == 1
+def test_mutate_exits_1_on_a_harmful_mutant_no_rule_catches(tmp_path, kit, capsys):
+    # A service that accepts drain-covers-lb-detection leaves a short drain to no rule:
+    # the simulation still loses requests, so the mutation is reported uncaught.
+    accepting = kit.web_service(accept=[{"id": "drain-covers-lb-detection", "reason": "legacy drain"}])
+    path = write_stack(tmp_path / "Pulumi.accepting.yaml", accepting)
+    assert main(["mutate", path, "--only", "services.0.shutdown.drain_s", "--phases", "1"]) == 1
     out = capsys.readouterr().out
-    assert "UNCAUGHT BUT HARMFUL" in out and "3600" in out
+    assert "UNCAUGHT BUT HARMFUL" in out and "services.0.shutdown.drain_s 20 → 0" in out
 
 
 def test_mutate_json_reports_each_mutant_with_its_rules(feed_stack, capsys):
