@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
 
-from tests.timing.strategies import build
+from tests.timing.strategies import build, varied_stacks
 from timing.findings import Finding, Term
 from timing.invariants import (RULE_IDS, RULES, Ctx, InvariantErrors, apply_accepts, context, errors, evaluate,
                                parse_version, raise_errors)
@@ -67,3 +68,33 @@ def test_lb_scope_rules_run_only_for_services_with_a_target_group() -> None:
     assert subjects == {"api"}
     scopes = {r.scope for r in RULES}
     assert scopes == {"lb", "service", "stack"}
+
+
+SEVERITIES = {r.id: set(r.severity.split("|")) for r in RULES}
+
+
+@given(varied_stacks())
+def test_every_finding_has_its_rules_severity_and_a_well_formed_record(stack) -> None:
+    margin = stack.margin_s
+    for x in evaluate(stack):
+        assert x.severity in SEVERITIES[x.id], x.render()
+        assert x.status in ("ok", x.severity, "skipped", "accepted"), x.render()
+        assert x.margin_s in (0, margin) and isinstance(x.margin_s, int), x.render()
+        assert x.relation in ("==", ">=", ">", "<=", "<", "in"), x.render()
+        assert isinstance(x.left.source, str) and isinstance(x.right.source, str), x.render()
+        assert isinstance(x.fix, str) and (x.fix != "" or x.status == "ok"), x.render()
+        assert x.slack_s is None or isinstance(x.slack_s, int), x.render()
+
+
+def test_a_passing_finding_reads_the_same_in_json() -> None:
+    [x] = [x for x in evaluate(build()) if x.id == "failover-ignores-deploys"]
+    assert x.as_dict() == {
+        "id": "failover-ignores-deploys", "severity": "error", "status": "ok", "subject": "failover",
+        "relation": "==", "left": {"label": "entry service", "value": "api", "source": "failover.entry_service"},
+        "right": {"label": "rollout", "value": "keeps capacity", "source": "rollout-keeps-capacity"},
+        "margin_s": 0, "slack_s": None, "fix": "", "needs": [], "reason": "",
+        "message": "OK failover-ignores-deploys  failover: entry service api (failover.entry_service) = rollout "
+                   "keeps capacity (rollout-keeps-capacity)",
+    }
+    [r53] = [x for x in evaluate(build()) if x.id == "lb-values-in-range" and x.left.label == "failure_threshold"]
+    assert (r53.severity, r53.margin_s, r53.slack_s) == ("error", 0, 2)

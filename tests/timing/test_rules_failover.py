@@ -109,6 +109,12 @@ def test_a_region_flipping_on_a_deploy_prints_the_fix() -> None:
         "entry service's rollout keep capacity, or tolerate more failed checks")
 
 
+def test_the_entry_service_may_acknowledge_a_region_flip_on_deploys() -> None:
+    stack = build({**API_TAKES_A_POD_DOWN, f"{A}.accept": [{"id": "failover-ignores-deploys", "reason": "agreed"}]})
+    assert error_ids(stack) == set()
+    assert only(stack, "failover-ignores-deploys").status == "accepted"
+
+
 def test_an_entry_service_that_keeps_capacity_never_flips_the_region() -> None:
     f = only(build({"failover.failure_threshold": 1, "failover.failback_checks": 1}), "failover-ignores-deploys")
     assert f.render() == (
