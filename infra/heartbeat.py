@@ -18,6 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra import kube
+from timing.extract import fact_annotations
 from timing.heartbeat_config import (BROKER_URL_ENV, CONFIG_MOUNT, CONFIG_PATH_ENV, CONFIGMAP_KEY,
                                      SECRET_KEY, runtime_config)
 from timing.invariants.kube import pod_labels
@@ -166,7 +167,8 @@ class HeartbeatService(pulumi.ComponentResource):
                     items=[core.KeyToPathArgs(key=CONFIGMAP_KEY, path=config_file)])), *volumes],
                 termination_grace_period_seconds=hb.shutdown.grace_s))
         return k8s.apps.v1.Deployment(
-            f"{name}-deployment", metadata=kube.metadata(hb.name, hb.namespace, labels),
+            f"{name}-deployment", metadata=kube.metadata(hb.name, hb.namespace, labels,
+                                                         fact_annotations(hb)),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=hb.replicas,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=kube.selector_labels(labels)),

@@ -160,16 +160,21 @@ def app_facts(annotations: Mapping[str, Any] | None) -> AppFacts:
     return build(AppFacts, values)
 
 
-def fact_annotations(svc: Service) -> dict[str, str]:
+def fact_annotations(svc: Service | HeartbeatService) -> dict[str, str]:
     """What no manifest states, as the annotations `app_facts`, `accepts` and the finish time
     read back: `infra` writes them on every workload so the policy pack and the audit can
-    decide the rules that need them instead of reporting them skipped."""
-    out = {ANNOTATION + name: str(getattr(svc.app, f)) for f, name in APP_ANNOTATIONS.items()
-           if getattr(svc.app, f) is not None}
+    decide the rules that need them instead of reporting them skipped. The heartbeat
+    service states only its warm-up and finish time."""
+    if isinstance(svc, HeartbeatService):
+        app, accepted = {"warmup_s": svc.warmup_s}, ()
+    else:
+        app, accepted = svc.app.model_dump(), svc.accept
+    out = {ANNOTATION + name: str(app[f]) for f, name in APP_ANNOTATIONS.items()
+           if app.get(f) is not None}
     if svc.shutdown.finish_s is not None:
         out[ANNOTATION + "finish-seconds"] = str(svc.shutdown.finish_s)
-    if svc.accept:
-        out[ANNOTATION + "accept"] = ",".join(a.id for a in svc.accept)
+    if accepted:
+        out[ANNOTATION + "accept"] = ",".join(a.id for a in accepted)
     return out
 
 

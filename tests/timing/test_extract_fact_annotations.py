@@ -41,3 +41,11 @@ def test_annotations_read_back_as_the_same_app_facts_and_accepts():
 
 def test_no_accept_annotation_without_accepted_rules():
     assert "lockstep.dev/accept" not in extract.fact_annotations(services()["api"])
+
+
+def test_the_heartbeat_service_states_its_warmup_and_finish_time():
+    hb = read_stack_file(None).heartbeat
+    assert extract.fact_annotations(hb) == {"lockstep.dev/warmup-seconds": "5",
+                                            "lockstep.dev/finish-seconds": "5"}
+    unknown = hb.model_copy(update={"shutdown": hb.shutdown.model_copy(update={"finish_s": None})})
+    assert extract.fact_annotations(unknown) == {"lockstep.dev/warmup-seconds": "5"}
