@@ -51,6 +51,8 @@ def t(value: int, source: str, unknown: bool = False) -> Term:
     ("<=", 0, 5, "left", "skipped"),    # passes at left=0, a larger left could break it
     ("<=", 5, 0, "right", "skipped"),   # fails at right=0, a larger right could pass
     ("<=", 0, 5, "right", "ok"),
+    (">=", 5, 5, "left", "ok"),         # slack 0 already holds: more left only helps
+    ("<=", 5, 5, "right", "ok"),        # slack 0 already holds: more right only helps
     (">", 0, 0, "left", "skipped"),
     ("<", 0, 0, "right", "skipped"),
     (">", 1, 0, "right", "skipped"),

@@ -133,6 +133,7 @@ def test_each_out_of_range_value_is_its_own_finding() -> None:
         **{**dict(stack.services[API].lb), "health_check": bad, "deregistration_delay_s": 3601,
            "idle_timeout_s": 0})
     found = lb.lb_values_in_range("api", lb_, context(stack))
+    assert {(f.severity, f.status, f.margin_s) for f in found} == {("error", "error", 0)}
     assert [f.render() for f in found] == [
         "ERROR lb-values-in-range  api: interval 301s (lb.health_check.interval_s) not in API range 5–300s  "
         "slack -1s → set lb.health_check.interval_s within 5–300",
