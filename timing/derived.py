@@ -113,7 +113,8 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
              source_field("lb.health_check.interval_s", hc.interval_s),
              source_field("lb.health_check.timeout_s", hc.timeout_s)]
     if gated is True:  # not truthiness: a None slipped in must not add the controller poll
-        parts.append(Term("controller poll", L.CONTROLLER_GATE_POLL_S, "controller poll"))
+        poll = "controller poll"  # shown by its label: one literal for label and source
+        parts.append(Term(poll, L.CONTROLLER_GATE_POLL_S, poll))
     t = total("lb_admit_new", *parts)
     return t
 

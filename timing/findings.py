@@ -125,6 +125,7 @@ def judge(rule: str, severity: Severity, subject: str, left: Term, relation: str
 def holds(rule: str, severity: Severity, subject: str, ok: bool, left: Term, relation: str,
           right: Term, fix: str, service: str = "") -> Finding:
     """A relation that is not arithmetic (a label match, a flag that must be set)."""
-    # `is True`, not truthiness: every caller passes a bool, and a None slipped in must not pass
-    return Finding(rule, severity, "ok" if ok is True else severity, subject, left, relation, right, 0,
+    if not isinstance(ok, bool):  # a verdict is a bool: None must not read as "broken" or "ok"
+        raise TypeError(f"holds() needs a bool verdict, got {ok!r}")
+    return Finding(rule, severity, "ok" if ok else severity, subject, left, relation, right, 0,
                    None, fix, service=service)

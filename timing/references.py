@@ -35,8 +35,7 @@ def reference_errors(stack: Stack) -> list[str]:
     if stack.failover is not None and stack.failover.entry_service not in known:
         problems.append(f"failover.entry_service: unknown service {stack.failover.entry_service!r}")
     for i, svc in enumerate(stack.services):
-        if svc.hpa is not None and svc.kind == "StatefulSet":
-            pass  # allowed: HPAs scale StatefulSets too
+        # (an HPA on a StatefulSet is allowed: HPAs scale StatefulSets too)
         if svc.readiness_gate is not None and svc.lb is None:
             problems.append(f"services.{i}.readiness_gate: needs an lb (the gate reports target health)")
     return problems

@@ -93,6 +93,11 @@ def test_judge_accepts_only_numbers() -> None:
         judge("r-x", "error", "s", t(1, "b"), ">=", Term("a", "x", "a"), "f")
 
 
+def test_holds_refuses_a_verdict_that_is_not_a_bool() -> None:
+    with pytest.raises(TypeError, match=r"^holds\(\) needs a bool verdict, got None$"):
+        holds("r-x", "warning", "s", None, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix")  # type: ignore[arg-type]
+
+
 def test_holds_reports_a_relation_without_slack() -> None:
     ok = holds("r-x", "warning", "s", True, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix", service="svc")
     assert ok == Finding("r-x", "warning", "ok", "s", Term("a", "x", "sa"), "==", Term("b", "y", ""), 0, None,

@@ -96,6 +96,11 @@ def test_nlb_idle_timeout_one_above_the_fixed_value_prints_the_range() -> None:
         "350–350s  slack -1s → set lb.idle_timeout_s within 350–350")
 
 
+def test_an_nlb_tls_listener_has_the_fixed_idle_timeout_too() -> None:
+    stack = build({f"{B}.lb.protocol": "TLS", f"{B}.lb.idle_timeout_s": 351})
+    assert error_ids(stack) == {"lb-values-in-range"}
+
+
 def test_nlb_with_an_http_listener_has_no_fixed_idle_timeout() -> None:
     stack = build({f"{B}.lb.protocol": "HTTP", f"{B}.lb.idle_timeout_s": 60})
     assert error_ids(stack) == set()
@@ -108,6 +113,7 @@ def test_in_range_target_groups_report_one_passing_summary_with_the_smallest_sla
     assert only(stack, "lb-values-in-range", "api").render() == (
         "OK lb-values-in-range  api: target group values 6 in API ranges ELBv2  slack 2")
     assert only(stack, "lb-values-in-range", "basketball-feed").right.value == "ELBv2"
+    assert only(stack, "lb-values-in-range", "api").as_dict()["fix"] == ""  # a passing summary has no fix
     nlb = only(stack, "lb-values-in-range", "basketball-feed")
     assert (nlb.left.value, nlb.slack_s) == (6, 0)  # the fixed idle timeout sits on its bound
 

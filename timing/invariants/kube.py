@@ -117,7 +117,7 @@ def rollout_waits_for_lb(svc: Service, ctx: Ctx) -> list[Finding]:
                       "fix readiness-gate-can-pass, or drop the gate and raise rollout.min_ready_s")]
     return [judge("rollout-waits-for-lb", "error", svc.name,
                   d.field("min_ready", svc.rollout.min_ready_s, "rollout.min_ready_s"), ">=",
-                  d.lb_admit_new(lb, gated=False),
+                  d.lb_admit_new(lb, gated=False),  # pragma: no mutate (gated=None reads as False)
                   "add a readiness gate or raise rollout.min_ready_s", ctx.margin_s)]
 
 
@@ -135,7 +135,7 @@ def progress_deadline_covers_pod_ready(svc: Service, ctx: Ctx) -> list[Finding]:
 
 def _pdb_keep(svc: Service) -> int:
     """Pods a minAvailable PDB keeps (percentages rounded up)."""
-    assert svc.pdb is not None and svc.pdb.min_available is not None
+    assert svc.pdb is not None and svc.pdb.min_available is not None  # pragma: no mutate (typing only)
     return d.scaled(svc.pdb.min_available, d.replicas(svc), round_up=True)
 
 
