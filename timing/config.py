@@ -83,9 +83,9 @@ def read_stack_file(path: str | Path | None) -> Stack:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
+        where = f" line {mark.line + 1}:" if mark is not None else ""
         problem = getattr(err, "problem", None) or "malformed YAML"
-        raise ConfigError([f"{target}:{where}: {problem}"]) from None
+        raise ConfigError([f"{target}:{where} {problem}"]) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
         raise ConfigError([f"{target}: not a Pulumi stack config (expected a top-level `config:` mapping)"])
     values = lockstep_values(doc["config"])

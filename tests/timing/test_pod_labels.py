@@ -34,3 +34,17 @@ def test_a_pdb_selecting_the_name_label_selects_nothing_when_the_pods_lack_it():
     assert finding.status == "error"
     matching = seen.model_copy(update={"pdb": Pdb(min_available=1, selector={"app": "feed"})})
     assert pdb_selects_workload(matching, context(stack))[0].status == "ok"
+
+
+def test_extraction_keeps_exactly_the_template_labels():
+    from timing import extract
+
+    manifest = {"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "feed", "namespace": "feeds"},
+                "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "feed"}},
+                         "template": {"metadata": {"labels": {"app": "feed"}},
+                                      "spec": {"containers": [{"name": "feed", "image": "feed:1",
+                                                               "ports": [{"containerPort": 8080}]}]}}}}
+    got = extract.workload(manifest)
+    assert got.name_label is False
+    assert pod_labels(got) == {"app": "feed"}

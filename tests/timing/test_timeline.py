@@ -204,3 +204,27 @@ def test_derived_times_omit_probe_times_a_service_does_not_have(stack):
                                     "failover": None, "watchdog": None})
     assert set(derived_times(lone)["football-feed"]) == {
         "drain", "stop", "grace", "pod_ready", "replace_time", "rollout_time"}
+
+
+def test_a_rollout_that_only_takes_pods_down_moves_as_many_per_wave_as_it_may_remove(stack):
+    api = svc(stack, "api")
+    down = api.model_copy(update={"rollout": api.rollout.model_copy(
+        update={"max_surge": 0, "max_unavailable": 2})})
+    labels = [s.label for s in rollout_timeline(down).spans]
+    assert labels[:2] == ["wave 1: up to 2 new pods ready", "wave 2: up to 2 new pods ready"]
+    assert len(labels) == 4  # 2 waves, the drain of the last old pods, completion
+
+
+def test_a_rollout_allowed_to_move_no_pod_still_counts_one_pod_per_wave(stack):
+    # Both 0 is rejected by the API (rollout-keeps-capacity says so); the estimate stays finite.
+    api = svc(stack, "api")
+    stuck = api.model_copy(update={"rollout": api.rollout.model_copy(
+        update={"max_surge": 0, "max_unavailable": 0})})
+    assert [s.label for s in rollout_timeline(stuck).spans][:3] == [
+        "wave 1: up to 1 new pods ready", "wave 2: up to 1 new pods ready",
+        "wave 3: up to 1 new pods ready"]
+
+
+def test_mermaid_bars_last_from_start_to_end_not_from_zero():
+    tl = Timeline("later", (Span(30, 50, "late bar"),))
+    assert render_mermaid([tl]).splitlines()[-1] == "  late bar :t0_0, 30, 20s"
