@@ -175,13 +175,37 @@ def kill_tolerance(probe: Probe) -> Term:
                 f"probes.liveness.period_s {probe.period_s}")
 
 
-def pod_ready(svc: Service | HeartbeatService) -> Term:
-    """A replacement pod carrying traffic."""
+def started(svc: Service | HeartbeatService) -> Term:
+    """From container start to the first readiness check that can pass. The warm-up, caught
+    by the startup probe's first check after it (at most one period late; readiness is not
+    probed before the startup probe passes), and never before the readiness probe's initial
+    delay. `lockstep simulate` found the plain warm-up too short: a startup probe checking
+    every 40 s kept a replacement out for ~70 s while the rules budgeted 40 s."""
     from timing.model import Service
 
     warm = (source_field("app.warmup_s", svc.app.warmup_s) if isinstance(svc, Service)
             else source_field("warmup_s", svc.warmup_s))
-    parts = [warm]
+    startup, ready = svc.probes.startup, svc.probes.readiness
+    delayed = ready is not None and ready.initial_delay_s > 0
+    if startup is None and not delayed:
+        return warm
+    value, source = int(warm.value), _part(warm)
+    if startup is not None:
+        value = max(value, startup.initial_delay_s) + startup.period_s
+        source = (f"max({source}, probes.startup.initial_delay_s {startup.initial_delay_s}) + "
+                  f"probes.startup.period_s {startup.period_s}")
+    if delayed:
+        assert ready is not None  # pragma: no mutate -- narrows the type only
+        value = max(value, ready.initial_delay_s)
+        source = f"max({source}, probes.readiness.initial_delay_s {ready.initial_delay_s})"
+    return Term("started", value, source, warm.unknown)
+
+
+def pod_ready(svc: Service | HeartbeatService) -> Term:
+    """A replacement pod carrying traffic."""
+    from timing.model import Service
+
+    parts = [started(svc)]
     ready = svc.probes.readiness
     if ready is not None:
         parts.append(Term("readiness", ready.period_s * ready.success_threshold,

@@ -161,7 +161,7 @@ def derived_times(stack: Stack) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for svc in stack.services:
         times = {"drain": d.drain(svc), "stop": d.stop(svc), "grace": d.grace(svc),
-                 "pod_ready": d.pod_ready(svc), "replace_time": d.replace_time(svc),
+                 "started": d.started(svc), "pod_ready": d.pod_ready(svc), "replace_time": d.replace_time(svc),
                  "rollout_time": d.rollout_time(svc)}
         if svc.lb is not None:
             times.update(lb_detect=d.lb_detect(svc.lb),

@@ -268,10 +268,10 @@ def test_a_real_crash_blocks_the_scope_within_loss_time_and_one_observation(kit)
     assert report.metrics["block_s:feed-scope"] <= 120 + 5
 
 
-# ---- gaps the simulation found (reported; the rules are not this module's to change) ----------
-GAP = ("gap: pod_ready (timing.derived) counts warmup + readiness.period × success + min_ready, "
-       "but the kubelet probes readiness only after readiness.initial_delay_s and only once the "
-       "startup probe has passed, which happens on the startup probe's own period grid")
+# ---- a gap the simulation found and the rules now close --------------------------------------------
+# pod_ready counted the bare warm-up, but the kubelet probes readiness only after
+# readiness.initial_delay_s and only once the startup probe has passed, on its own period grid
+# (timing.derived.started).
 
 
 def _late_readiness(kit):
@@ -296,12 +296,10 @@ def test_a_slow_startup_probe_grid_blocks_the_scope_during_a_pod_replacement(kit
     assert sim(kit, _slow_startup_grid(kit), "replace").counts.false_blocks > 0
 
 
-@pytest.mark.xfail(strict=True, reason=GAP)
 def test_the_rules_reject_a_readiness_initial_delay_past_the_progress_deadline(kit):
     assert "progress-deadline-covers-pod-ready" in kit.error_ids(_late_readiness(kit))
 
 
-@pytest.mark.xfail(strict=True, reason=GAP)
 def test_the_rules_reject_a_startup_grid_slower_than_the_loss_time(kit):
     assert "heartbeat-rides-out-pod-replacement" in kit.error_ids(_slow_startup_grid(kit))
 

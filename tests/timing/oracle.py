@@ -36,13 +36,25 @@ def _admit(svc: Service, gated: bool) -> int:
             + (15 if gated else 0))
 
 
+def _started(svc: Service | HeartbeatService) -> int:
+    # Readiness is probed only after the startup probe passed: its first check after the
+    # warm-up comes at most one period late; never before the readiness initial delay.
+    t = svc.warmup_s if isinstance(svc, HeartbeatService) else svc.app.warmup_s
+    s, r = svc.probes.startup, svc.probes.readiness
+    if s is not None:
+        t = max(t, s.initial_delay_s) + s.period_s
+    if r is not None:
+        t = max(t, r.initial_delay_s)
+    return t
+
+
 def _pod_ready(svc: Service | HeartbeatService) -> int:
     r = svc.probes.readiness
     ready = r.period_s * r.success_threshold if r is not None else 0
     if isinstance(svc, HeartbeatService):
-        return svc.warmup_s + ready + svc.min_ready_s
+        return _started(svc) + ready + svc.min_ready_s
     gate = _admit(svc, True) if svc.readiness_gate is not None and svc.lb is not None else 0
-    return svc.app.warmup_s + ready + svc.rollout.min_ready_s + gate
+    return _started(svc) + ready + svc.rollout.min_ready_s + gate
 
 
 def _stop(svc: Service | HeartbeatService) -> int:

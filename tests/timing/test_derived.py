@@ -167,14 +167,41 @@ def test_unready_after_is_detection_and_kill_tolerance_is_tolerance() -> None:
 
 def test_pod_ready_is_warmup_plus_readiness_successes_plus_min_ready_plus_gated_admission() -> None:
     assert d.pod_ready(svc(API)) == Term(
-        "pod_ready", 54, "app.warmup_s 10 + readiness 5 + rollout.min_ready_s 0 + lb_admit_new 39", ())
+        "pod_ready", 59, "started 15 + readiness 5 + rollout.min_ready_s 0 + lb_admit_new 39", ())
     assert d.pod_ready(svc(FOOTBALL, {f"{F}.probes.readiness.success_threshold": 3})) == Term(
         "pod_ready", 40, "app.warmup_s 20 + readiness 15 + rollout.min_ready_s 5", ())
     assert d.pod_ready(svc(FOOTBALL, {f"{F}.probes.readiness": DELETE})) == Term(
         "pod_ready", 25, "app.warmup_s 20 + rollout.min_ready_s 5", ())
-    assert d.pod_ready(svc(API, {f"{A}.readiness_gate": DELETE})).value == 15
+    assert d.pod_ready(svc(API, {f"{A}.readiness_gate": DELETE})).value == 20
     unknown = d.pod_ready(svc(FOOTBALL, {f"{F}.app.warmup_s": None}))
     assert (unknown.value, unknown.unknown) == (10, ("app.warmup_s",))
+
+
+def test_without_startup_probe_or_readiness_delay_a_pod_starts_after_its_warmup() -> None:
+    assert d.started(svc(FOOTBALL)) == Term("app.warmup_s", 20, "app.warmup_s", ())
+
+
+def test_a_startup_probe_catches_the_warmup_at_most_one_period_late() -> None:
+    assert d.started(svc(API)) == Term(
+        "started", 15, "max(app.warmup_s 10, probes.startup.initial_delay_s 0) + probes.startup.period_s 5", ())
+    late = svc(API, {f"{A}.probes.startup.initial_delay_s": 30})
+    assert d.started(late).value == 35
+
+
+def test_readiness_is_not_probed_before_its_initial_delay() -> None:
+    assert d.started(svc(API, {f"{A}.probes.readiness.initial_delay_s": 40})) == Term(
+        "started", 40, "max(max(app.warmup_s 10, probes.startup.initial_delay_s 0) + probes.startup.period_s 5, "
+        "probes.readiness.initial_delay_s 40)", ())
+    assert d.started(svc(FOOTBALL, {f"{F}.probes.readiness.initial_delay_s": 1})) == Term(
+        "started", 20, "max(app.warmup_s 20, probes.readiness.initial_delay_s 1)", ())
+    assert d.pod_ready(svc(FOOTBALL, {f"{F}.probes.readiness.initial_delay_s": 320})).value == 330
+
+
+def test_an_unknown_warmup_stays_unknown_behind_the_startup_probe() -> None:
+    started = d.started(svc(API, {f"{A}.app.warmup_s": None}))
+    assert (started.value, started.unknown) == (5, ("app.warmup_s",))
+    assert started.source == ("max(app.warmup_s ?, probes.startup.initial_delay_s 0) + "
+                              "probes.startup.period_s 5")
 
 
 def test_a_heartbeat_service_is_ready_after_its_warmup_readiness_and_min_ready() -> None:
@@ -186,7 +213,7 @@ def test_a_deployment_replacement_costs_pod_ready_and_a_statefulset_stop_schedul
     assert d.replace_time(svc(FOOTBALL)) == Term(
         "replace_time", 30, "app.warmup_s 20 + readiness 5 + rollout.min_ready_s 5", ())
     assert d.replace_time(svc(BASKETBALL, {f"{B}.schedule_s": 12})) == Term(
-        "replace_time", 62, "stop 25 + schedule_s 12 + pod_ready 25", ())
+        "replace_time", 67, "stop 25 + schedule_s 12 + pod_ready 30", ())
     assert d.replace_time(svc(FOOTBALL, {f"{F}.app.warmup_s": None})).unknown == ("app.warmup_s",)
 
 
@@ -207,7 +234,7 @@ def test_a_deployment_rollout_with_neither_surge_nor_unavailable_still_counts_on
 
 
 def test_a_statefulset_rollout_replaces_every_pod_in_turn() -> None:
-    assert d.rollout_time(svc(BASKETBALL)) == Term("rollout_time", 3 * 60, "replicas 3 × replace_time 60", ())
+    assert d.rollout_time(svc(BASKETBALL)) == Term("rollout_time", 3 * 65, "replicas 3 × replace_time 65", ())
     unknown = svc(BASKETBALL, {f"{B}.app.warmup_s": None})
     assert d.rollout_time(unknown).unknown == ("app.warmup_s",)
 

@@ -38,32 +38,32 @@ def test_no_watchdog_no_watchdog_findings() -> None:
 # ---- watchdog-tolerates-planned-drain ---------------------------------------------------------------
 @given(seconds(1, 10), seconds(1, 120))
 @example(4, 60).via("the seed's fix: 180 s")
-@example(2, 105).via("slack 0 against api's 104 s")
-@example(2, 104).via("slack -1: equal fires as the pod comes back")
+@example(2, 110).via("slack 0 against api's 109 s")
+@example(2, 109).via("slack -1: equal fires as the pod comes back")
 def test_the_watchdog_tolerates_every_watched_services_stop_and_restart(failures, period) -> None:
     stack = build({"watchdog.failures_before_action": failures, "watchdog.period_s": period})
     tol = (failures - 1) * period
-    # api: stop 50 + pod_ready 54 = 104; football-feed: stop 20 + pod_ready 30 = 50
-    expect_alone(stack, "watchdog-tolerates-planned-drain", tol <= 104)
+    # api: stop 50 + pod_ready 59 = 109; football-feed: stop 20 + pod_ready 30 = 50
+    expect_alone(stack, "watchdog-tolerates-planned-drain", tol <= 109)
     assert {f.subject: f.slack_s for f in findings_of(stack, "watchdog-tolerates-planned-drain")} == {
-        "api": tol - 105, "football-feed": tol - 51}
+        "api": tol - 110, "football-feed": tol - 51}
 
 
 def test_a_watchdog_firing_mid_drain_prints_the_failures_it_needs() -> None:
-    stack = build({"watchdog.failures_before_action": 2, "watchdog.period_s": 104})
+    stack = build({"watchdog.failures_before_action": 2, "watchdog.period_s": 109})
     assert only(stack, "watchdog-tolerates-planned-drain", "api").render() == (
-        "ERROR watchdog-tolerates-planned-drain  api: watchdog tolerance 104s ((watchdog.failures_before_action 2 "
-        "- 1) × watchdog.period_s 104) ≤ stop + pod_ready 104s (stop 50 + pod_ready 54)  slack -1s → raise "
+        "ERROR watchdog-tolerates-planned-drain  api: watchdog tolerance 109s ((watchdog.failures_before_action 2 "
+        "- 1) × watchdog.period_s 109) ≤ stop + pod_ready 109s (stop 50 + pod_ready 59)  slack -1s → raise "
         "watchdog.failures_before_action to ≥3")
 
 
 def test_the_fix_names_the_smallest_failure_count_that_passes() -> None:
-    for period in (1, 7, 30, 52, 60, 103, 104, 105):
+    for period in (1, 7, 30, 54, 60, 108, 109, 110):
         stack = build({"watchdog.failures_before_action": 1, "watchdog.period_s": period})
         fix = only(stack, "watchdog-tolerates-planned-drain", "api").fix
         need = int(fix.rsplit("≥", 1)[1])
-        assert (need - 1) * period > 104, period
-        assert (need - 2) * period <= 104 + period, period  # at most one more than needed
+        assert (need - 1) * period > 109, period
+        assert (need - 2) * period <= 109 + period, period  # at most one more than needed
 
 
 def test_a_watched_service_accepting_the_rule_is_reported_as_accepted() -> None:
@@ -75,21 +75,21 @@ def test_a_watched_service_accepting_the_rule_is_reported_as_accepted() -> None:
 
 # ---- heartbeat-rides-out-pod-replacement --------------------------------------------------------------
 @given(seconds(10, 175))
-@example(70).via("slack 0: replace 60 + observe 5 + margin 5")
-@example(69).via("slack -1")
+@example(75).via("slack 0: replace 65 + observe 5 + margin 5")
+@example(74).via("slack -1")
 def test_a_spec_tolerates_one_statefulset_pod_replacement(loss) -> None:
-    # basketball-feed is a StatefulSet: stop 25 + schedule 10 + pod_ready 25; loss ≥ 10 keeps
+    # basketball-feed is a StatefulSet: stop 25 + schedule 10 + pod_ready 30; loss ≥ 10 keeps
     # sampling every 5 s twice per loss time, ≤ 175 keeps the 180 s outage budget
     stack = build({"heartbeat_specs.1.loss_time_s": loss})
-    expect_alone(stack, "heartbeat-rides-out-pod-replacement", loss < 70)
+    expect_alone(stack, "heartbeat-rides-out-pod-replacement", loss < 75)
 
 
 def test_a_loss_time_shorter_than_a_replacement_prints_the_fix() -> None:
-    stack = build({"heartbeat_specs.1.loss_time_s": 69})
+    stack = build({"heartbeat_specs.1.loss_time_s": 74})
     assert only(stack, "heartbeat-rides-out-pod-replacement", "basketball-live (basketball-feed)").render() == (
-        "ERROR heartbeat-rides-out-pod-replacement  basketball-live (basketball-feed): loss_time 69s (loss_time_s) "
-        "< replace_time + observe 65s (replace_time 60 + heartbeat.observe_interval_s 5) + margin 5s  slack -1s → "
-        "raise loss_time_s to ≥70s or replace pods faster")
+        "ERROR heartbeat-rides-out-pod-replacement  basketball-live (basketball-feed): loss_time 74s (loss_time_s) "
+        "< replace_time + observe 70s (replace_time 65 + heartbeat.observe_interval_s 5) + margin 5s  slack -1s → "
+        "raise loss_time_s to ≥75s or replace pods faster")
 
 
 @given(seconds(40, 180))

@@ -25,10 +25,10 @@ def expect_alone(stack, rule: str, broken: bool) -> None:
 # ---- lb-timeout-below-interval ---------------------------------------------------------------
 @st.composite
 def alb_interval_timeout(draw):
-    # interval ≤ 15 keeps recovery-within-budget (×2 ≤ 30); interval + timeout ≤ 84 keeps the
-    # watchdog's 180 s above api's stop 50 + pod_ready 45 + interval + timeout.
+    # interval ≤ 15 keeps recovery-within-budget (×2 ≤ 30); interval + timeout ≤ 79 keeps the
+    # watchdog's 180 s above api's stop 50 + pod_ready 50 + interval + timeout.
     interval = draw(seconds(5, 15))
-    return interval, draw(seconds(2, min(120, 84 - interval)))
+    return interval, draw(seconds(2, min(120, 79 - interval)))
 
 
 @given(alb_interval_timeout())

@@ -67,12 +67,12 @@ def test_deployment_rollout_runs_one_wave_per_surge_then_drains_the_last_old_pod
     tl = rollout_timeline(svc(stack, "api"))
     assert tl.title == "api: rolling deploy"
     assert tl.spans == (
-        Span(0, 54, "wave 1: up to 1 new pods ready"),
-        Span(54, 108, "wave 2: up to 1 new pods ready"),
-        Span(108, 162, "wave 3: up to 1 new pods ready"),
-        Span(162, 212, "last old pods drain and stop"),
-        Span(212, 212, "rollout complete",
-             "ceil(replicas 3 / 1 per wave) × pod_ready 54 + stop 50"),
+        Span(0, 59, "wave 1: up to 1 new pods ready"),
+        Span(59, 118, "wave 2: up to 1 new pods ready"),
+        Span(118, 177, "wave 3: up to 1 new pods ready"),
+        Span(177, 227, "last old pods drain and stop"),
+        Span(227, 227, "rollout complete",
+             "ceil(replicas 3 / 1 per wave) × pod_ready 59 + stop 50"),
     )
 
 
@@ -81,16 +81,16 @@ def test_surge_of_two_halves_the_waves(stack):
     wide = api.model_copy(update={"rollout": api.rollout.model_copy(update={"max_surge": 2})})
     labels = [s.label for s in rollout_timeline(wide).spans]
     assert labels[:2] == ["wave 1: up to 2 new pods ready", "wave 2: up to 2 new pods ready"]
-    assert rollout_timeline(wide).spans[2] == Span(108, 158, "last old pods drain and stop")
+    assert rollout_timeline(wide).spans[2] == Span(118, 168, "last old pods drain and stop")
 
 
 def test_statefulset_rollout_replaces_from_the_highest_ordinal_one_at_a_time(stack):
     tl = rollout_timeline(svc(stack, "basketball-feed"))
     assert tl.spans == (
-        Span(0, 60, "replace basketball-feed-2"),
-        Span(60, 120, "replace basketball-feed-1"),
-        Span(120, 180, "replace basketball-feed-0"),
-        Span(180, 180, "rollout complete", "replicas 3 × replace_time 60"),
+        Span(0, 65, "replace basketball-feed-2"),
+        Span(65, 130, "replace basketball-feed-1"),
+        Span(130, 195, "replace basketball-feed-0"),
+        Span(195, 195, "rollout complete", "replicas 3 × replace_time 65"),
     )
 
 
@@ -185,13 +185,13 @@ def test_mermaid_gantt_uses_seconds_and_escapes_label_terminators():
 def test_derived_times_of_the_example(stack):
     times = derived_times(stack)
     assert times["api"] == {
-        "drain": 20, "stop": 50, "grace": 60, "pod_ready": 54, "replace_time": 54,
-        "rollout_time": 212, "lb_detect": 15, "lb_admit_new": 39, "lb_recover": 10,
+        "drain": 20, "stop": 50, "grace": 60, "started": 15, "pod_ready": 59, "replace_time": 59,
+        "rollout_time": 227, "lb_detect": 15, "lb_admit_new": 39, "lb_recover": 10,
         "startup_tolerance": 25, "unready_after": 10, "kill_tolerance": 20}
     assert times["football-feed"] == {
-        "drain": 0, "stop": 20, "grace": 30, "pod_ready": 30, "replace_time": 30,
+        "drain": 0, "stop": 20, "grace": 30, "started": 20, "pod_ready": 30, "replace_time": 30,
         "rollout_time": 80, "startup_tolerance": 50, "unready_after": 15, "kill_tolerance": 20}
-    assert times["basketball-feed"]["replace_time"] == 60
+    assert times["basketball-feed"]["replace_time"] == 65
     assert times["basketball-feed"]["lb_admit_new"] == 140
     assert times["failover"] == {"failover_time": 100}
 
@@ -203,7 +203,7 @@ def test_derived_times_omit_probe_times_a_service_does_not_have(stack):
     lone = stack.model_copy(update={"services": (bare,), "heartbeat": None, "heartbeat_specs": (),
                                     "failover": None, "watchdog": None})
     assert set(derived_times(lone)["football-feed"]) == {
-        "drain", "stop", "grace", "pod_ready", "replace_time", "rollout_time"}
+        "drain", "stop", "grace", "started", "pod_ready", "replace_time", "rollout_time"}
 
 
 def test_a_rollout_that_only_takes_pods_down_moves_as_many_per_wave_as_it_may_remove(stack):
