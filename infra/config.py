@@ -36,11 +36,7 @@ def read_values(config: pulumi.Config) -> dict[str, Any]:
             value = json.loads(raw)
         except json.JSONDecodeError as err:
             raise ConfigError([f"{NAMESPACE}:{name}: not valid YAML/JSON ({err.msg})"]) from None
-        # Pulumi.yaml gives optional sections the default `{}` (a key declared there without
-        # a default would be required of every stack): an empty section is an absent one.
-        if value == {} and Stack.model_fields[name].default is None:
-            continue
-        values[name] = value
+        values[name] = value  # an empty optional section is absent: timing.config.present
     return values
 
 

@@ -56,11 +56,19 @@ def describe_errors(err: ValidationError) -> list[str]:
     return lines
 
 
+def present(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Pulumi.yaml gives optional sections the default `{}` (a key declared there without a
+    default would be required of every stack): an empty optional section is an absent one,
+    for `pulumi up` and `lockstep check` alike."""
+    return {k: v for k, v in values.items()
+            if not (v == {} and k in Stack.model_fields and Stack.model_fields[k].default is None)}
+
+
 def stack_from_config(values: Mapping[str, Any], *, check_invariants: bool = False) -> Stack:
     """Validate `lockstep:` values (namespace stripped). With `check_invariants`, error
     findings raise `timing.invariants.InvariantErrors` (all at once)."""
     try:
-        stack = Stack.model_validate(dict(values), context={"skip_invariants": True})
+        stack = Stack.model_validate(present(values), context={"skip_invariants": True})
     except ValidationError as err:
         raise ConfigError(describe_errors(err)) from None
     if check_invariants:

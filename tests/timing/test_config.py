@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from tests.timing.strategies import DELETE, base, edit
@@ -162,3 +163,12 @@ def test_an_unsafe_tag_is_refused_with_its_line(tmp_path: Path) -> None:
         read_stack_file(f)
     assert err.value.lines == [f"{f}: line 1: could not determine a constructor for the tag "
                                "'tag:yaml.org,2002:python/name:os.system'"]
+
+
+def test_an_empty_optional_section_is_an_absent_one_as_pulumi_yaml_declares_it() -> None:
+    from timing.config import EXAMPLE, lockstep_values, stack_from_config
+
+    values = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])
+    values.update(watchdog={}, failover={}, heartbeat={}, heartbeat_specs=[])
+    stack = stack_from_config(values)
+    assert (stack.watchdog, stack.failover, stack.heartbeat, stack.heartbeat_specs) == (None, None, None, ())
