@@ -225,7 +225,15 @@ def probe(spec: Mapping[str, Any] | None, ports: Mapping[str, int] | None = None
 
 
 def container_ports(container: Mapping[str, Any]) -> dict[str, int]:
-    return {p["name"]: num(p, "containerPort") for p in items(get(container, "ports")) if get(p, "name")}
+    """Named container ports; a name that is not a string is an input error, never a crash."""
+    named = {}
+    for p in items(get(container, "ports")):
+        name = get(p, "name")
+        if name and not isinstance(name, str):
+            raise ExtractError(f"ports.name: expected a string, got {name!r}")
+        if name:
+            named[name] = num(p, "containerPort")
+    return named
 
 
 def probes(container: Mapping[str, Any]) -> Probes:

@@ -573,3 +573,11 @@ def test_workload_and_heartbeat_take_the_container_serving_their_port():
     assert (svc.image, svc.container_port, svc.shutdown.drain_s) == ("app:2", 8080, 12)
     hb = x.heartbeat_service(x.heartbeat_config(configmap()), obj)
     assert (hb.image, hb.shutdown.drain_s) == ("app:2", 12)
+
+
+def test_a_port_name_that_is_not_a_string_is_named_not_raised() -> None:
+    # Found by the audit fuzzer: `name: [0]` made a dict key of a list (TypeError).
+    with pytest.raises(x.ExtractError, match=r"^ports\.name: expected a string, got \[0\]$"):
+        x.container_ports({"ports": [{"containerPort": 9090, "name": [0]}]})
+    assert x.container_ports({"ports": [{"containerPort": 9090, "name": "metrics"},
+                                        {"containerPort": 8080}]}) == {"metrics": 9090}
