@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import posixpath
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,7 +20,7 @@ from infra import kube
 from timing.extract import fact_annotations
 from timing.heartbeat_config import (BROKER_URL_ENV, CONFIG_MOUNT, CONFIG_PATH_ENV, CONFIGMAP_KEY,
                                      SECRET_KEY, runtime_config)
-from timing.invariants.kube import pod_labels
+from timing.invariants.kube import name_labels
 from timing.model import Stack
 
 TYPE = "lockstep:infra:HeartbeatService"
@@ -60,7 +59,7 @@ class HeartbeatService(pulumi.ComponentResource):
         rc = runtime_config(args.stack)
         ns = hb.namespace
         # The same labelling convention as every service, so one selector rule holds.
-        labels = pod_labels(SimpleNamespace(name=hb.name, labels={}, name_label=True))
+        labels = name_labels(hb.name, {})
         child = pulumi.ResourceOptions(parent=self, depends_on=[args.namespace])
 
         self.service_account = k8s.core.v1.ServiceAccount(

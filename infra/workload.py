@@ -53,18 +53,17 @@ class Workload(pulumi.ComponentResource):
         svc = args.service
         if svc.lb is not None and args.target_group_arn is None:
             raise ValueError(f"{svc.name}: a service with an lb needs its target group's ARN")
-        labels = pod_labels(svc)
-        if args.observable:
-            labels = {**labels, OBSERVABLE_LABEL[0]: OBSERVABLE_LABEL[1]}
-        selector = kube.selector_labels(pod_labels(svc))
+        base = pod_labels(svc)
+        labels = {**base, OBSERVABLE_LABEL[0]: OBSERVABLE_LABEL[1]} if args.observable else base
+        selector = kube.selector_labels(base)
         child = pulumi.ResourceOptions(parent=self, depends_on=[args.namespace])
 
         self.service = self._service(name, svc, selector, child)
         headless = self._headless(name, svc, selector, child)
         self.binding = self._binding(name, svc, args.target_group_arn, child)
         self.pdb = (k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb", metadata=kube.metadata(svc.name, svc.namespace, pod_labels(svc)),
-            spec=kube.pdb_spec(svc.pdb, pod_labels(svc)), opts=child)
+            f"{name}-pdb", metadata=kube.metadata(svc.name, svc.namespace, base),
+            spec=kube.pdb_spec(svc.pdb, base), opts=child)
             if svc.pdb is not None else None)
 
         # The webhook injects readiness gates only when a pod is created: the Service and the

@@ -177,3 +177,8 @@ def knobs_under(prefix: str) -> tuple[str, ...]:
     if not found:
         raise InvalidArgument(f"no knob under {prefix!r}")
     return found
+
+
+def expect_alone(stack, rule: str, broken: bool) -> None:
+    """The validator names exactly `rule` when `broken`, and nothing otherwise."""
+    assert error_ids(stack) == ({rule} if broken else set())

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from hypothesis import example, given
 
-from tests.timing.strategies import API, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
+from tests.timing.strategies import expect_alone, API, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"
 NEGOTIATE = {"failover.mode": "negotiate", "failover.ttl_s": None, "failover.rto_s": 3600}
 # api may take one of its 3 pods down: capacity stays (a warning), but a deploy now blips the LB
 API_TAKES_A_POD_DOWN = {f"{A}.rollout.max_unavailable": 1}
-
-
-def expect_alone(stack, rule: str, broken: bool) -> None:
-    assert error_ids(stack) == ({rule} if broken else set())
 
 
 # ---- failover-within-rto -----------------------------------------------------------------------------

@@ -5,15 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given
 
-from tests.timing.strategies import BASKETBALL, DELETE, FOOTBALL, base, build, error_ids, findings_of, only, seconds
+from tests.timing.strategies import expect_alone, BASKETBALL, DELETE, FOOTBALL, base, build, error_ids, findings_of, only, seconds
 
 F = f"services.{FOOTBALL}"
 B = f"services.{BASKETBALL}"
 FOOTBALL_SPEC_ONLY = {"heartbeat_specs": [base()["heartbeat_specs"][0]]}
-
-
-def expect_alone(stack, rule: str, broken: bool) -> None:
-    assert error_ids(stack) == ({rule} if broken else set())
 
 
 # ---- watchdog-shares-deploy-lock ------------------------------------------------------------------

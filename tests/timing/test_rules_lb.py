@@ -10,16 +10,12 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.timing.strategies import API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
+from tests.timing.strategies import expect_alone, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
 from timing.invariants import context, lb
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"
 B = f"services.{BASKETBALL}"
-
-
-def expect_alone(stack, rule: str, broken: bool) -> None:
-    assert error_ids(stack) == ({rule} if broken else set())
 
 
 # ---- lb-timeout-below-interval ---------------------------------------------------------------

@@ -171,11 +171,17 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Finding]:
                   "lower pdb.min_available below replicas (or accept it for a singleton)")]
 
 
+def name_labels(name: str, extra: dict[str, str], name_label: bool = True) -> dict[str, str]:
+    """The labels of a workload's pods: `app.kubernetes.io/name=<name>` (the selector infra
+    deploys) unless the extra labels are already the pods' complete set."""
+    if not name_label:
+        return dict(extra)
+    return {"app.kubernetes.io/name": name, **extra}
+
+
 def pod_labels(svc: Service) -> dict[str, str]:
     """The labels every pod of the service carries (the workload's selector is the first)."""
-    if not svc.name_label:
-        return dict(svc.labels)
-    return {"app.kubernetes.io/name": svc.name, **svc.labels}
+    return name_labels(svc.name, svc.labels, svc.name_label)
 
 
 def pdb_selects_workload(svc: Service, ctx: Ctx) -> list[Finding]:
