@@ -59,7 +59,7 @@ class HeartbeatService(pulumi.ComponentResource):
         rc = runtime_config(args.stack)
         ns = hb.namespace
         # The same labelling convention as every service, so one selector rule holds.
-        labels = name_labels(hb.name, {})
+        labels = name_labels(hb.name, {}, name_label=True)
         child = pulumi.ResourceOptions(parent=self, depends_on=[args.namespace])
 
         self.service_account = k8s.core.v1.ServiceAccount(

@@ -48,3 +48,10 @@ def test_extraction_keeps_exactly_the_template_labels():
     got = extract.workload(manifest)
     assert got.name_label is False
     assert pod_labels(got) == {"app": "feed"}
+
+
+def test_name_labels_adds_the_generated_name_label_only_when_asked():
+    from timing.invariants.kube import name_labels
+
+    assert name_labels("heartbeat", {}, name_label=True) == {"app.kubernetes.io/name": "heartbeat"}
+    assert name_labels("heartbeat", {"app": "hb"}, name_label=False) == {"app": "hb"}

@@ -171,7 +171,7 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Finding]:
                   "lower pdb.min_available below replicas (or accept it for a singleton)")]
 
 
-def name_labels(name: str, extra: dict[str, str], name_label: bool = True) -> dict[str, str]:
+def name_labels(name: str, extra: dict[str, str], name_label: bool) -> dict[str, str]:
     """The labels of a workload's pods: `app.kubernetes.io/name=<name>` (the selector infra
     deploys) unless the extra labels are already the pods' complete set."""
     if not name_label:
