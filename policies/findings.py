@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 from timing import extract as x
 from timing.findings import Finding
-from timing.invariants import RULES, Rule, apply_accepts
-from timing.model import Stack
+from timing.invariants import BY_ID, RULES, Rule, Scene, walk
 
 from policies.resources import (
     R53_CHECK, R53_RECORD, TARGET_GROUPS, WORKLOADS, Bound, Res, Unreadable, bound_services,
@@ -24,57 +23,21 @@ from policies.settings import Settings
 
 Located = tuple[Finding, str | None]  # a finding and the URN it is reported against
 
+# Which resource types decide a per-resource rule (`decided == "resource"` in the registry).
+RESOURCE_TYPES: dict[str, tuple[str, ...]] = {
+    "target group": TARGET_GROUPS, "Route 53 health check": (R53_CHECK,), "workload": WORKLOADS,
+}
 RESOURCE_RULES: dict[str, tuple[str, ...]] = {
-    "lb-timeout-below-interval": TARGET_GROUPS,
-    "lb-values-in-range": (*TARGET_GROUPS, R53_CHECK),
-    "startup-covers-warmup": WORKLOADS,
-    "readiness-before-liveness": WORKLOADS,
-    "probe-timeout-within-period": WORKLOADS,
-    "drain-fits-grace": WORKLOADS,
-    "finish-covers-requests": WORKLOADS,
-    "prestop-uses-native-sleep": WORKLOADS,
-}
-SERVICE_RULES = (
-    "keepalive-outlasts-lb-idle", "drain-covers-lb-detection", "deregistration-covers-requests",
-    "recovery-within-budget", "rollout-keeps-capacity", "rollout-waits-for-lb", "readiness-gate-can-pass",
-    "progress-deadline-covers-pod-ready", "pdb-needs-replicas", "pdb-allows-eviction",
-    "pdb-selects-workload", "hpa-owns-replicas",
-)
-HEARTBEAT_RULES = (
-    "heartbeat-rides-out-pod-replacement", "heartbeat-samples-often", "heartbeat-recovery-covers-catch-up",
-    "heartbeat-client-tolerates-beat-gaps", "heartbeat-beats-expire", "heartbeat-deploy-invisible",
-)
-FAILOVER_RULES = ("failover-ignores-deploys",)
-STACK_RULES = (*SERVICE_RULES, *HEARTBEAT_RULES, *FAILOVER_RULES)
-
-# Ids of INVARIANTS.md no policy can decide from resources, and why.
-NOT_FROM_RESOURCES: dict[str, str] = {
-    "health-check-drain-needs-peers": "removal by failing the LB health check is how a server drains, "
-                                      "not a resource setting (resources give removal by target type)",
-    "sidecar-outlives-app": "a mesh proxy's drain time is mesh configuration, not in these resources",
-    "watchdog-shares-deploy-lock": "a host watchdog is not a Pulumi resource",
-    "watchdog-tolerates-planned-drain": "a host watchdog is not a Pulumi resource",
-    "heartbeat-within-outage-budget": "the agreed max outage is not in the heartbeat ConfigMap",
-    "failover-within-rto": "the RTO and the clients' reconnect time are in no resource",
-    "failback-is-deliberate": "failback checks and connection closing are application behaviour",
-}
+    r.id: tuple(t for kind in r.reads.split(", ") for t in RESOURCE_TYPES[kind]) for r in RULES
+    if r.decided == "resource"}
+STACK_RULES: tuple[str, ...] = tuple(r.id for r in RULES if r.decided == "resources")
+NOT_FROM_RESOURCES: dict[str, str] = {r.id: r.reads for r in RULES if r.decided == "config"}
+HEARTBEAT_RULES = tuple(r.id for r in RULES if r.id in STACK_RULES and all(c.scope == "stack" for c in r.checks)
+                        and not r.id.startswith("failover"))
 
 
-def rules(rule_id: str) -> list[Rule]:
-    return [r for r in RULES if r.id == rule_id]
-
-
-def minimal_stack(settings: Settings, **pieces: object) -> Stack:
-    """A stack holding only the pieces a stack-scope rule reads (no validation: the pieces
-    come from `timing.extract`, unknowns included)."""
-    return Stack.model_construct(margin_s=settings.margin_s, kubernetes_version=settings.kubernetes_version,
-                                 **{"services": (), "heartbeat": None, "heartbeat_specs": (),
-                                    "watchdog": None, "failover": None, **pieces})
-
-
-def accepted(findings: list[Finding], svc: object) -> list[Finding]:
-    accepts = {svc.name: {a.id: a.reason for a in svc.accept}}  # type: ignore[attr-defined]
-    return apply_accepts(findings, accepts)
+def chosen(rule_id: str) -> tuple[Rule, ...]:
+    return (BY_ID[rule_id],)
 
 
 # ---- one resource -------------------------------------------------------------------------
@@ -88,20 +51,19 @@ def resource_findings(rule_id: str, res: Res, settings: Settings) -> list[Findin
             lb = x.target_group(res.props, idle_timeout_s=settings.alb_idle_timeout_s)
         except x.ExtractError:
             return []  # a protocol the model does not cover (UDP, GENEVE, Lambda)
-        return [f for r in rules(rule_id) if r.scope == "lb" for f in r.check(res.name, lb, ctx)]
+        return walk(Scene(), ctx, chosen(rule_id), ("lb",), lone=((res.name, lb),))
     if res.type == R53_CHECK:
-        stack = minimal_stack(settings, failover=x.failover(res.props, {}, ""))
-        return [f for r in rules(rule_id) if r.scope == "stack" for f in r.check(stack, ctx)]
+        return walk(Scene(failover=x.failover(res.props, {}, None)), ctx, chosen(rule_id), ("stack",))
     svc = x.workload(with_kind(res))
-    return accepted([f for r in rules(rule_id) for f in r.check(svc, ctx)], svc)
+    return walk(Scene(services=(svc,)), ctx, chosen(rule_id), ("lb", "service"))
 
 
 # ---- the stack ------------------------------------------------------------------------------
 def service_findings(rule_id: str, bounds: Sequence[Bound], settings: Settings) -> list[Located]:
     out: list[Located] = []
     for b in bounds:
-        found = [f for r in rules(rule_id) for f in r.check(b.service, settings.ctx)]
-        out.extend((f, b.urn) for f in accepted(found, b.service))
+        found = walk(Scene(services=(b.service,)), settings.ctx, chosen(rule_id), ("lb", "service"))
+        out.extend((f, b.urn) for f in found)
     return out
 
 
@@ -122,13 +84,11 @@ def heartbeat_findings(rule_id: str, resources: Sequence[Res], bounds: Sequence[
                  for spec, c in zip(x.heartbeat_specs(config), config.specs)
                  if (c.workload.namespace, c.workload.name) in watched]
         services = {b.service.name: b for _, b in pairs}
-        stack = minimal_stack(settings, heartbeat=hb, heartbeat_specs=tuple(s for s, _ in pairs),
-                              services=tuple(b.service for b in services.values()))
-        found = [f for r in rules(rule_id) for f in r.check(stack, settings.ctx)]
-        accepts = {b.service.name: {a.id: a.reason for a in b.service.accept} for b in services.values()}
+        scene = Scene(heartbeat=hb, heartbeat_specs=tuple(s for s, _ in pairs),
+                      services=tuple(b.service for b in services.values()))
+        found = walk(scene, settings.ctx, chosen(rule_id), ("stack",))
         own = deployment.urn if deployment is not None else cm.urn
-        out.extend((f, services[f.service].urn if f.service in services else own)
-                   for f in apply_accepts(found, accepts))
+        out.extend((f, services[f.service].urn if f.service in services else own) for f in found)
     return out
 
 
@@ -166,9 +126,8 @@ def failover_findings(rule_id: str, resources: Sequence[Res], bounds: Sequence[B
                                     "set the policy config key entry_service"))
         return []
     fo = x.failover(pair[0].props, pair[1].props, entry.service.name)
-    stack = minimal_stack(settings, services=(entry.service,), failover=fo)
-    found = [f for r in rules(rule_id) for f in r.check(stack, settings.ctx)]
-    return [(f, pair[0].urn) for f in accepted(found, entry.service)]
+    found = walk(Scene(services=(entry.service,), failover=fo), settings.ctx, chosen(rule_id), ("stack",))
+    return [(f, pair[0].urn) for f in found]
 
 
 def stack_findings(rule_id: str, resources: Sequence[Res], settings: Settings,
@@ -178,7 +137,7 @@ def stack_findings(rule_id: str, resources: Sequence[Res], settings: Settings,
     if rule_id in RESOURCE_RULES:
         return [(f, r.urn) for r in resources for f in readable(rule_id, r, settings, unreadable)]
     bounds = bound_services(resources, settings, unreadable)
-    if rule_id in SERVICE_RULES:
+    if all(c.scope != "stack" for c in BY_ID[rule_id].checks):
         return service_findings(rule_id, bounds, settings)
     if rule_id in HEARTBEAT_RULES:
         return heartbeat_findings(rule_id, resources, bounds, settings, unreadable)

@@ -86,7 +86,7 @@ CASES = [
      "(lb.registration_propagation_s 15 + lb.health_check.interval_s 5 + lb.health_check.timeout_s 4) + "
      "margin 5s  slack -29s → add a readiness gate or raise rollout.min_ready_s"),
     ("readiness-gate-can-pass", {"api-rule:actions": []}, f"{DEP}::api-deployment",
-     "ERROR readiness-gate-can-pass  api: readiness gate needs (readiness_gate) not in missing a target group "
+     "ERROR readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) not in missing a target group "
      "attached to a load balancer → provide a target group attached to a load balancer"),
     ("progress-deadline-covers-pod-ready", {"feed-deployment:spec:progressDeadlineSeconds": 35.0},
      f"{DEP}::feed-deployment",

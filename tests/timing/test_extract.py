@@ -15,6 +15,7 @@ from timing import extract as x
 from timing import limits as L
 from timing.heartbeat_config import CONFIGMAP_KEY
 from timing.model import (
+    FailoverTiming,
     Accept, AppFacts, Exec, Grpc, HealthCheck, Hpa, HttpGet, Pdb, Probe, Probes, ReadinessGate, Rollout,
     Shutdown, TcpSocket,
 )
@@ -500,7 +501,8 @@ def test_failover_from_a_ttl_record_keeps_unstated_facts_unknown():
     assert (fo.mode, fo.routing, fo.entry_service, fo.check_interval_s, fo.failure_threshold) == (
         "dns", "failover", "api", 10, 3)
     assert (fo.ttl_s, fo.alias, fo.client_reconnect_s, fo.rto_s, fo.failback_checks) == (60, False, None, None, None)
-    assert fo.regions == ()
+    # the timing a record states, as a validated model: no regions, none invented
+    assert type(fo) is FailoverTiming and FailoverTiming.model_validate(fo.model_dump()) == fo
 
 
 def test_failover_from_an_alias_record_has_no_ttl_and_weighted_routing_is_seen():

@@ -115,7 +115,7 @@ def test_an_entry_service_that_keeps_capacity_never_flips_the_region() -> None:
     f = only(build({"failover.failure_threshold": 1, "failover.failback_checks": 1}), "failover-ignores-deploys")
     assert f.render() == (
         "OK failover-ignores-deploys  failover: entry service api (failover.entry_service) = rollout keeps capacity "
-        "(rollout-keeps-capacity)")
+        "(failover.entry_service rollout)")
 
 
 def test_an_ungated_entry_service_blips_for_detection_and_ungated_admission() -> None:

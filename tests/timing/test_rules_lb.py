@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.timing.strategies import expect_alone, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
+from tests.timing.strategies import expect_alone, stamped, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
 from timing.invariants import context, lb
 
 A = f"services.{API}"
@@ -120,7 +120,7 @@ def test_values_at_both_ends_of_the_api_ranges_pass() -> None:
                 f"{A}.lb.health_check.healthy_threshold": 10, f"{A}.lb.health_check.unhealthy_threshold": 10,
                 f"{A}.lb.deregistration_delay_s": 3600, f"{A}.lb.idle_timeout_s": 4000,
                 f"{A}.lb.slow_start_s": 900})
-    assert [f.status for f in lb.lb_values_in_range("api", hi.services[API].lb, ctx)] == ["ok"]
+    assert [f.outcome for f in lb.lb_values_in_range("api", hi.services[API].lb, ctx)] == ["ok"]
     assert lb.lb_values_in_range("api", hi.services[API].lb, ctx)[0].slack_s == 0
 
 
@@ -134,7 +134,7 @@ def test_each_out_of_range_value_is_its_own_finding() -> None:
     lb_ = stack.services[API].lb.model_construct(
         **{**dict(stack.services[API].lb), "health_check": bad, "deregistration_delay_s": 3601,
            "idle_timeout_s": 0})
-    found = lb.lb_values_in_range("api", lb_, context(stack))
+    found = stamped("lb-values-in-range", lb.lb_values_in_range("api", lb_, context(stack)))
     assert {(f.severity, f.status, f.margin_s) for f in found} == {("error", "error", 0)}
     assert [f.render() for f in found] == [
         "ERROR lb-values-in-range  api: interval 301s (lb.health_check.interval_s) not in API range 5–300s  "

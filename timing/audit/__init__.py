@@ -22,7 +22,7 @@ from timing.audit.reader import read_all
 from timing.audit.subjects import build_graph
 from timing.config import ConfigError
 from timing.findings import Finding
-from timing.invariants import RULE_IDS, RULES, Ctx, apply_accepts
+from timing.invariants import RULE_IDS, Ctx, Scene, walk
 from timing.model import LoadBalancer, Service
 
 
@@ -63,17 +63,11 @@ class Audit:
 def service_findings(svc: Service, ctx: Ctx) -> list[Finding]:
     """Every lb- and service-scope rule of the registry on one service, its accepts applied.
     Stack-scope rules (watchdog, heartbeat, failover) need a stack no manifest describes."""
-    found: list[Finding] = []
-    for rule in RULES:
-        if rule.scope == "service":
-            found.extend(rule.check(svc, ctx))
-        elif rule.scope == "lb" and svc.lb is not None:
-            found.extend(rule.check(svc.name, svc.lb, ctx))
-    return apply_accepts(found, {svc.name: {a.id: a.reason for a in svc.accept}})
+    return walk(Scene(services=(svc,)), ctx, scopes=("lb", "service"))
 
 
 def lb_findings(name: str, lb: LoadBalancer, ctx: Ctx) -> list[Finding]:
-    return [f for rule in RULES if rule.scope == "lb" for f in rule.check(name, lb, ctx)]
+    return walk(Scene(), ctx, scopes=("lb",), lone=((name, lb),))
 
 
 def with_annotations(f: Finding) -> Finding:
@@ -101,9 +95,7 @@ def judge_target_group(tg: TargetGroup, ctx: Ctx) -> Judged:
 
 def judge_heartbeat(hb: Heartbeat, ctx: Ctx) -> Judged:
     """The registry's stack-scope rules on the stack a heartbeat ConfigMap describes."""
-    stack = hb.stack
-    found = [f for rule in RULES if rule.scope == "stack" for f in rule.check(stack, ctx)]
-    found = apply_accepts(found, {s.name: {a.id: a.reason for a in s.accept} for s in stack.services})
+    found = walk(hb.scene, ctx, scopes=("stack",))
     file, line = heartbeat_where(hb)
     return Judged(heartbeat_key(hb), file, line, "", [Located(with_annotations(f), file, line) for f in found],
                   hb.notes)

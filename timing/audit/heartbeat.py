@@ -14,14 +14,13 @@ from timing import extract as X
 from timing.audit.graph import Index, Subject, dig, name, namespace, ref
 from timing.audit.reader import Doc
 from timing.heartbeat_config import CONFIGMAP_KEY
-from timing.invariants import Ctx
-from timing.model import Stack
+from timing.context import Ctx, Scene
 
 
 @dataclass
 class Heartbeat:
     configmap: Doc
-    stack: Stack
+    scene: Scene
     notes: list[str]
 
 
@@ -54,10 +53,8 @@ def heartbeats(idx: Index, subjects: list[Subject], ctx: Ctx) -> tuple[list[Hear
                 continue
             kept.append(spec)
             services[svc.name] = svc
-        stack = Stack.model_construct(margin_s=ctx.margin_s, kubernetes_version=ctx.version_text,
-                                      services=tuple(services.values()), heartbeat=hb,
-                                      heartbeat_specs=tuple(kept), watchdog=None, failover=None)
-        found.append(Heartbeat(cm, stack, notes))
+        scene = Scene(services=tuple(services.values()), heartbeat=hb, heartbeat_specs=tuple(kept))
+        found.append(Heartbeat(cm, scene, notes))
     return found, problems
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from timing import conventions as C
 from timing import extract as X
 from timing.audit.graph import Subject, TargetGroup, dig
 from timing.audit.links import TG_KEYS
@@ -17,8 +18,8 @@ from timing.audit.reader import Doc, line_of
 from timing.findings import Finding
 
 FIELD = re.compile(r"\b(?:(?:app|shutdown|lb|probes|rollout|pdb|hpa)(?:\.[a-z_]+)+|readiness_gate|replicas)\b")
-NEEDS = {f"app.{f}": X.ANNOTATION + a for f, a in X.APP_ANNOTATIONS.items()}
-NEEDS["shutdown.finish_s"] = X.ANNOTATION + "finish-seconds"
+NEEDS = {f"app.{f}": C.ANNOTATION + a for f, a in C.APP_ANNOTATIONS.items()}
+NEEDS["shutdown.finish_s"] = C.ANNOTATION + C.FINISH_ANNOTATION
 PROBES = {"startup": "startupProbe", "readiness": "readinessProbe", "liveness": "livenessProbe"}
 PROBE_KEYS = {v: k for k, v in X.PROBE_FIELDS.items()}
 ROLLOUT = {"max_surge": ("spec", "strategy", "rollingUpdate", "maxSurge"),
