@@ -15,7 +15,7 @@ from typing import Any
 from pulumi_policy import PolicyConfigSchema
 
 from timing import limits as L
-from timing.invariants import Ctx, parse_version
+from timing.context import Ctx, parse_version
 
 NATIVE_SLEEP_VERSION = ".".join(str(n) for n in L.NATIVE_SLEEP_SINCE)
 
@@ -52,6 +52,13 @@ class Settings:
     @property
     def ctx(self) -> Ctx:
         return Ctx(self.margin_s, parse_version(self.kubernetes_version))
+
+    @property
+    def link_options(self) -> dict[str, Any]:
+        """What the linker takes from the policy config (see `timing.bind.link.link`)."""
+        return {"deregistration_propagation_s": self.deregistration_propagation_s,
+                "registration_propagation_s": self.registration_propagation_s,
+                "alb_idle_timeout_s": self.alb_idle_timeout_s, "entry_service": self.entry_service}
 
 
 def settings(config: Mapping[str, Any] | None) -> Settings:

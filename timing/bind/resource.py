@@ -36,7 +36,24 @@ LISTENER = "Listener"
 LISTENER_RULE = "ListenerRule"
 R53_CHECK = "Route53HealthCheck"
 R53_RECORD = "Route53Record"
+AWS_KINDS = (TARGET_GROUP, LISTENER, LISTENER_RULE, R53_CHECK, R53_RECORD)
 WORKLOADS = ("Deployment", "StatefulSet")
+
+# Pulumi type tokens of the AWS resources the linker reads (both providers' module names).
+PULUMI_KINDS = {
+    "aws:lb/targetGroup:TargetGroup": TARGET_GROUP, "aws:alb/targetGroup:TargetGroup": TARGET_GROUP,
+    "aws:lb/listener:Listener": LISTENER, "aws:alb/listener:Listener": LISTENER,
+    "aws:lb/listenerRule:ListenerRule": LISTENER_RULE, "aws:alb/listenerRule:ListenerRule": LISTENER_RULE,
+    "aws:route53/healthCheck:HealthCheck": R53_CHECK, "aws:route53/record:Record": R53_RECORD,
+}
+
+
+def pulumi_kind(type_token: str) -> str | None:
+    """The neutral kind of a Pulumi resource type: a Kubernetes kind (`kubernetes:apps/v1:Deployment`
+    → Deployment), an AWS kind above, or None for a type the linker does not read."""
+    if type_token.startswith("kubernetes:") and not type_token.startswith("kubernetes:helm"):
+        return type_token.rsplit(":", 1)[-1]
+    return PULUMI_KINDS.get(type_token)
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,8 @@ class Resource:
 
     @property
     def ref(self) -> str:
+        if self.kind in AWS_KINDS:
+            return f"{self.kind} {self.name}"
         return f"{self.kind} {self.namespace}/{self.name}"
 
     @property

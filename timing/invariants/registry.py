@@ -93,7 +93,10 @@ RULES: tuple[Rule, ...] = (
          ("service", kube.progress_deadline_covers_pod_ready)),
     rule("pdb-needs-replicas", ERROR, "resources", "workload + PDB + HPA", ("service", kube.pdb_needs_replicas)),
     rule("pdb-allows-eviction", ERROR, "resources", "workload + PDB + HPA", ("service", kube.pdb_allows_eviction)),
-    rule("pdb-selects-workload", ERROR, "resources", "workload + PDB", ("service", kube.pdb_selects_workload)),
+    rule("pdb-selects-workload", ERROR, "config",
+         "the linker pairs a PDB with the pods its selector selects, as the eviction API does: from resources the "
+         "rule holds by construction, and a PDB selecting no pods is reported as protecting nothing",
+         ("service", kube.pdb_selects_workload)),
     rule("hpa-owns-replicas", WARNING, "resources", "workload + HPA", ("service", kube.hpa_owns_replicas)),
     rule("watchdog-shares-deploy-lock", ERROR, "config", "a host watchdog is not a Pulumi resource",
          ("stack", hb.watchdog_shares_deploy_lock)),
@@ -120,6 +123,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
+RESOURCE_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.decided != "config")
 BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 
