@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from timing import limits as L
+from timing.lbkinds import KINDS
 from timing.references import reference_errors
 
 
@@ -91,7 +92,9 @@ class LoadBalancer(Strict):
     listener_port: _int(L.PORT) | None = None
     rule_priority: Annotated[int, Field(ge=1, le=50000, strict=True)] | None = None
     path_patterns: tuple[str, ...] = ("/*",)
-    idle_timeout_s: _int(L.ALB_IDLE_TIMEOUT)
+    idle_timeout_s: _int(L.IDLE_TIMEOUT) = Field(
+        description="the LB's idle timeout (ALB attribute 1–4000; NLB TCP listener 60–6000, default 350; "
+        "TLS fixed 350); the kind's own range is a rule's to judge")
     health_check: HealthCheck
     deregistration_delay_s: _int(L.DEREGISTRATION_DELAY)
     slow_start_s: _int(L.Range(0, L.SLOW_START.hi)) = 0
@@ -111,14 +114,16 @@ class LoadBalancer(Strict):
 
 
 def fill_lb_defaults(data: dict[str, Any]) -> dict[str, Any]:
-    kind = data.get("kind")
+    kind = KINDS.get(data["kind"]) if isinstance(data.get("kind"), str) else None
     out = dict(data)
-    for key, value in L.PROPAGATION_DEFAULTS.get(kind, {}).items():
-        out.setdefault(key, value)
+    if kind is not None:
+        for key, value in kind.propagation.items():
+            out.setdefault(key, value)
+        protocol = out.get("protocol")
+        if isinstance(protocol, str) and protocol in kind.idle_timeout_default:
+            out.setdefault("idle_timeout_s", kind.idle_timeout_default[protocol])
     if "removal" not in out and out.get("target_type") in ("ip", "instance"):
         out["removal"] = ("deregistration",) if out["target_type"] == "ip" else ("endpoints",)
-    if kind == "nlb" and out.get("protocol") in ("TCP", "TLS"):
-        out.setdefault("idle_timeout_s", L.NLB_TCP_IDLE_TIMEOUT)
     return out
 
 

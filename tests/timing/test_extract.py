@@ -435,7 +435,7 @@ def test_an_http_target_group_without_settings_takes_the_aws_api_defaults():
 
 def test_a_tcp_target_group_is_an_nlb_with_its_defaults():
     lb = x.target_group({"protocol": "TCP", "port": 7000, "targetType": "ip"})
-    assert (lb.kind, lb.removal, lb.idle_timeout_s) == ("nlb", ("deregistration",), L.NLB_TCP_IDLE_TIMEOUT)
+    assert (lb.kind, lb.removal, lb.idle_timeout_s) == ("nlb", ("deregistration",), L.NLB_IDLE_TIMEOUT_DEFAULT)
     assert lb.health_check == HealthCheck(protocol="TCP", interval_s=30, timeout_s=10,
                                           healthy_threshold=5, unhealthy_threshold=2)
     assert (lb.deregistration_propagation_s, lb.registration_propagation_s) == (120, 120)

@@ -17,6 +17,7 @@ from timing import extract as X
 from timing.bind.index import Index
 from timing.bind.resource import Resource, dig
 from timing.conventions import MANAGED_TGB_LABELS
+from timing.lbkinds import KINDS, PROTOCOLS
 from timing.model import LoadBalancer
 
 ANN = ("metadata", "annotations")
@@ -94,15 +95,15 @@ def annotation_origins(lb: LoadBalancer, kind: str, sources: list[Resource], fal
     origins: dict[str, tuple[Resource, tuple[Any, ...] | None]] = {}
     defaults: list[str] = []
     annotations = [(d, d.meta("annotations")) for d in sources]
-    for fld, key in X.LBC_ANNOTATIONS[kind].items():
-        keys = (key, "type") if kind == "nlb" and fld == "lb.target_type" else (key,)
+    for fld, keys in KINDS[kind].annotations.items():
+        key = keys[0]
         found = [(d, prefix + k) for k in keys for d, ann in annotations
                  if prefix + k in ann and ATTRIBUTES.get(fld, "") in str(ann[prefix + k])]
         if found:
             origins[fld] = (found[0][0], (*ANN, found[0][1]))
             continue
         origins[fld] = (fallback, None)
-        if fld in REPORTED_DEFAULTS and not (kind == "nlb" and fld == "lb.idle_timeout_s"):
+        if fld in REPORTED_DEFAULTS:
             defaults.append(f"{ATTRIBUTES.get(fld, key)} {value_of(lb, fld)}")
     return origins, sorted(set(defaults))
 
@@ -149,7 +150,7 @@ def nlb_source(svc: Resource, workload: Resource, ctx: dict[str, Any], notes: li
 
 def unsupported(tg: Resource) -> str:
     protocol, target = dig(tg.obj, "protocol"), dig(tg.obj, "targetType") or "instance"
-    if protocol not in ("HTTP", "HTTPS", "TCP", "TLS"):
+    if protocol not in PROTOCOLS:
         return f"protocol {protocol}"
     if target not in ("ip", "instance"):
         return f"target type {target}"

@@ -26,6 +26,7 @@ from timing.bind.resource import WORKLOADS, Resource, dig, known
 from timing.context import Scene
 from timing.conventions import GATE_CONDITION, GATE_LABEL
 from timing.heartbeat_config import CONFIGMAP_KEY
+from timing.lbkinds import KINDS
 from timing.model import LoadBalancer, ReadinessGate, Service
 
 
@@ -229,7 +230,8 @@ def failover_links(idx: Index, subjects: list[Subject], options: dict[str, Any],
         entry = None
         if record is not None:
             wanted = options.get("entry_service")
-            http = [s for s in subjects if s.service.lb is not None and s.service.lb.kind == "alb"]
+            http = [s for s in subjects if s.service.lb is not None
+                    and s.service.lb.protocol in KINDS[s.service.lb.kind].http_protocols]
             entry = (next((s for s in subjects if s.service.name == wanted), None) if wanted
                      else (http[0] if len(http) == 1 else None))
             if entry is None:

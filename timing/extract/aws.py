@@ -1,7 +1,7 @@
 """AWS target groups → `LoadBalancer`: Pulumi's `aws:lb/targetGroup` inputs, and the
 `aws elbv2 describe-target-groups` / `describe-target-group-attributes` output mapped onto
 them (one translation). Absent numbers take the ELBv2 API's defaults
-(`limits.AWS_API_DEFAULTS`), propagation delays the LB kind's (`model.fill_lb_defaults`)."""
+(`lbkinds`' `api_defaults`), propagation delays the LB kind's (`model.fill_lb_defaults`)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from timing import limits as L
+from timing.lbkinds import KINDS, PROTOCOLS, kind_of
 from timing.extract.values import ExtractError, annotation_number, build, digits, get, items, num, number, port_at, put
 from timing.model import HealthCheck, LoadBalancer
 
-ALB_PROTOCOLS = ("HTTP", "HTTPS")
+HTTP_PROTOCOLS = ("HTTP", "HTTPS")  # health checks that have a path and a matcher
 
 
 def lb_kind(protocol: Any) -> str:
-    if protocol in ALB_PROTOCOLS:
-        return "alb"
-    if protocol in ("TCP", "TLS"):
-        return "nlb"
-    raise ExtractError(f"target group protocol {protocol!r} is not modelled (HTTP, HTTPS, TCP, TLS)")
+    kind = kind_of(protocol)
+    if kind is None:
+        raise ExtractError(f"target group protocol {protocol!r} is not modelled ({', '.join(PROTOCOLS)})")
+    return kind.name
 
 
 HC_FIELDS = {"interval": "interval_s", "timeout": "timeout_s", "healthyThreshold": "healthy_threshold",
@@ -33,10 +33,10 @@ def health_check(props: Mapping[str, Any], kind: str) -> HealthCheck:
     "200" for HTTP(S) checks, as the API does."""
     hc = get(props, "healthCheck") or {}
     data = {name: num(props, "healthCheck", key) for key, name in HC_FIELDS.items()}
-    data = {k: L.AWS_API_DEFAULTS[kind][k] if v is None else v for k, v in data.items()}
-    protocol = get(hc, "protocol") or ("HTTP" if kind == "alb" else "TCP")
+    data = {k: KINDS[kind].api_defaults[k] if v is None else v for k, v in data.items()}
+    protocol = get(hc, "protocol") or KINDS[kind].health_check_protocol
     data["protocol"] = protocol
-    if protocol in ALB_PROTOCOLS:
+    if protocol in HTTP_PROTOCOLS:
         data.update(path=get(hc, "path") or "/", matcher=get(hc, "matcher") or "200")
     port = get(hc, "port")
     if port not in (None, "traffic-port"):
@@ -62,8 +62,9 @@ def target_group(props: Mapping[str, Any], *, attach_to_arn: str | None = None,
     }
     if data["deregistration_delay_s"] is None:
         data["deregistration_delay_s"] = L.DEREGISTRATION_DELAY_DEFAULT
-    if kind == "alb":
-        data["idle_timeout_s"] = L.LBC_DEFAULTS["alb"]["idle_timeout_s"] if idle_timeout_s is None else idle_timeout_s
+    if KINDS[kind].idle_timeout_from_lb:
+        # The LB's attribute, not the group's: the caller's, else the controller's default.
+        data["idle_timeout_s"] = KINDS[kind].lbc_defaults["idle_timeout_s"] if idle_timeout_s is None else idle_timeout_s
     put(data, "deregistration_propagation_s", deregistration_propagation_s)
     put(data, "registration_propagation_s", registration_propagation_s)
     return build(LoadBalancer, data)

@@ -2,7 +2,7 @@
 
 Annotations become target-group props for `aws.target_group`, so there is still one
 translation. Where an annotation is absent the controller's defaults apply
-(`limits.LBC_DEFAULTS`, target type `instance` included), not the ELBv2 API's."""
+(`lbkinds`' `lbc_defaults`, target type `instance` included), not the ELBv2 API's."""
 
 from __future__ import annotations
 
@@ -10,41 +10,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from timing import limits as L
-from timing.extract.aws import ALB_PROTOCOLS, HC_FIELDS, attribute_number, target_group
+from timing.extract.aws import HC_FIELDS, HTTP_PROTOCOLS, attribute_number, target_group
+from timing.lbkinds import ALB, KINDS, NLB
 from timing.extract.values import ExtractError, annotation_number, get, put
 from timing.model import LoadBalancer
 
-# Both become target-group props for `target_group`, so there is still one translation. Where
-# an annotation is absent the controller's defaults apply (`limits.LBC_DEFAULTS`, target type
-# `instance` included), not the ELBv2 API's.
-ALB_ANNOTATION = "alb.ingress.kubernetes.io/"
-
-
-NLB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
-
-
+ALB_ANNOTATION = ALB.annotation_prefix
+NLB_ANNOTATION = NLB.annotation_prefix
 LBC_MANAGED = "attached by the AWS Load Balancer Controller"
-
-
-LBC_ANNOTATIONS = {  # model field → annotation (prefix stripped) that sets it
-    "alb": {"lb.target_type": "target-type", "lb.protocol": "backend-protocol",
-            "lb.health_check.protocol": "healthcheck-protocol", "lb.health_check.port": "healthcheck-port",
-            "lb.health_check.path": "healthcheck-path", "lb.health_check.matcher": "success-codes",
-            "lb.health_check.interval_s": "healthcheck-interval-seconds",
-            "lb.health_check.timeout_s": "healthcheck-timeout-seconds",
-            "lb.health_check.healthy_threshold": "healthy-threshold-count",
-            "lb.health_check.unhealthy_threshold": "unhealthy-threshold-count",
-            "lb.deregistration_delay_s": "target-group-attributes",
-            "lb.slow_start_s": "target-group-attributes", "lb.idle_timeout_s": "load-balancer-attributes"},
-    "nlb": {"lb.target_type": "nlb-target-type", "lb.protocol": "ssl-cert",
-            "lb.health_check.protocol": "healthcheck-protocol", "lb.health_check.port": "healthcheck-port",
-            "lb.health_check.path": "healthcheck-path", "lb.health_check.matcher": "healthcheck-success-codes",
-            "lb.health_check.interval_s": "healthcheck-interval",
-            "lb.health_check.timeout_s": "healthcheck-timeout",
-            "lb.health_check.healthy_threshold": "healthcheck-healthy-threshold",
-            "lb.health_check.unhealthy_threshold": "healthcheck-unhealthy-threshold",
-            "lb.deregistration_delay_s": "target-group-attributes"},
-}
+# model field → annotation (prefix stripped) that sets it, by kind (the first of the table's)
+LBC_ANNOTATIONS = {k.name: {f: keys[0] for f, keys in k.annotations.items()} for k in KINDS.values()}
 
 
 def string_map(raw: Any, where: str) -> dict[str, str]:
@@ -83,13 +58,13 @@ def nlb_managed(annotations: Mapping[str, Any] | None, load_balancer_class: Any)
     return load_balancer_class == "service.k8s.aws/nlb" or kind in ("external", "nlb-ip")
 
 
-def lbc_target_group(annotations: Mapping[str, Any], kind: str, *, port: int,
+def lbc_target_group(annotations: Mapping[str, Any], kind_name: str, *, port: int,
                      **options: Any) -> LoadBalancer:
     """The target group the controller creates from its annotations (prefix stripped:
     `alb_annotations`, or `prefixed(svc, NLB_ANNOTATION)`). `options` go to `target_group`
-    (propagation delays); the ALB idle timeout comes from `load-balancer-attributes`."""
-    keys, prefix = LBC_ANNOTATIONS[kind], ALB_ANNOTATION if kind == "alb" else NLB_ANNOTATION
-    defaults = L.LBC_DEFAULTS[kind]
+    (propagation delays); an idle timeout the LB carries comes from `load-balancer-attributes`."""
+    kind = KINDS[kind_name]
+    keys, prefix, defaults = LBC_ANNOTATIONS[kind_name], kind.annotation_prefix, kind.lbc_defaults
 
     def raw(field: str) -> Any:
         return get(annotations, keys[field])
@@ -103,20 +78,20 @@ def lbc_target_group(annotations: Mapping[str, Any], kind: str, *, port: int,
         hc[key] = defaults[name] if raw(field) is None else annotation_number(raw(field), where(field))
     # A default is used as is; only an annotated value goes through `choice` (which would
     # also accept a default spelled in the wrong case).
-    if kind == "alb":
-        protocol = choice(raw("lb.protocol"), ALB_PROTOCOLS, where("lb.protocol")) if raw("lb.protocol") else "HTTP"
-        hc["protocol"] = choice(raw("lb.health_check.protocol") or protocol, ALB_PROTOCOLS,
-                                where("lb.health_check.protocol"))
+    if kind.annotated_protocol is not None:
+        protocol = kind.annotated_protocol if raw("lb.protocol") else kind.protocols[0]
     else:
-        protocol = "TLS" if raw("lb.protocol") else "TCP"
-        hc["protocol"] = (choice(raw("lb.health_check.protocol"), ("TCP", *ALB_PROTOCOLS),
-                                 where("lb.health_check.protocol")) if raw("lb.health_check.protocol") else "TCP")
-    legacy_ip = kind == "nlb" and get(annotations, "type") == "nlb-ip"
+        protocol = choice(raw("lb.protocol"), kind.protocols, where("lb.protocol")) if raw("lb.protocol") \
+            else kind.protocols[0]
+    hc_default = protocol if kind.health_check_follows_protocol else kind.health_check_protocol
+    hc["protocol"] = (choice(raw("lb.health_check.protocol"), kind.health_check_protocols,
+                             where("lb.health_check.protocol")) if raw("lb.health_check.protocol") else hc_default)
+    legacy_ip = kind.legacy_ip_type is not None and get(annotations, "type") == kind.legacy_ip_type
     target = "ip" if legacy_ip else choice(raw("lb.target_type") or defaults["target_type"], ("ip", "instance"),
                                            where("lb.target_type"))
-    if hc["protocol"] in ALB_PROTOCOLS:
+    if hc["protocol"] in HTTP_PROTOCOLS:
         hc["path"] = raw("lb.health_check.path") or "/"
-        hc["matcher"] = raw("lb.health_check.matcher") or ("200" if kind == "alb" else "200-399")
+        hc["matcher"] = raw("lb.health_check.matcher") or kind.http_matcher
     put(hc, "port", raw("lb.health_check.port"))
     tg_attrs = string_map(raw("lb.deregistration_delay_s") or "", where("lb.deregistration_delay_s"))
     props: dict[str, Any] = {
@@ -126,7 +101,7 @@ def lbc_target_group(annotations: Mapping[str, Any], kind: str, *, port: int,
                                                 where("lb.deregistration_delay_s")),
         "slowStart": attribute_number(tg_attrs, "slow_start.duration_seconds", where("lb.deregistration_delay_s")),
     }
-    if kind == "alb":
+    if kind.idle_timeout_from_lb:
         lb_attrs = string_map(raw("lb.idle_timeout_s") or "", where("lb.idle_timeout_s"))
         options = {**options, "idle_timeout_s": attribute_number(lb_attrs, "idle_timeout.timeout_seconds",
                                                                    where("lb.idle_timeout_s"))}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from timing import derived as d
 from timing import limits as L
 from timing.findings import Term, Verdict, holds, in_range, judge
+from timing.lbkinds import KINDS
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def lb_timeout_below_interval(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict]:
-    if lb.kind != "alb":
+    if not KINDS[lb.kind].timeout_below_interval:
         return []
     hc = lb.health_check
     return [judge(subject,
@@ -43,16 +44,18 @@ def lb_values_in_range(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict
         ("deregistration_delay", "lb.deregistration_delay_s", lb.deregistration_delay_s,
          L.DEREGISTRATION_DELAY),
     ]
-    if lb.kind == "alb":
-        checks.append(("idle_timeout", "lb.idle_timeout_s", lb.idle_timeout_s, L.ALB_IDLE_TIMEOUT))
-    elif lb.protocol in ("TCP", "TLS"):
-        fixed = L.NLB_TCP_IDLE_TIMEOUT
-        checks.append(("idle_timeout", "lb.idle_timeout_s", lb.idle_timeout_s, L.Range(fixed, fixed)))
-    if lb.slow_start_s != 0:
-        # Slow start is 0 (off) or 30–900, and only ALB target groups have it.
-        hi = L.SLOW_START.hi if lb.kind == "alb" else 0
-        checks.append(("slow_start", "lb.slow_start_s", lb.slow_start_s, L.Range(L.SLOW_START.lo, hi)))
+    kind = KINDS[lb.kind]
+    idle = kind.idle_timeout.get(lb.protocol)
+    if idle is not None:
+        checks.append(("idle_timeout", "lb.idle_timeout_s", lb.idle_timeout_s, idle))
+    if lb.slow_start_s != 0 and kind.slow_start:
+        # Slow start is 0 (off) or 30–900.
+        checks.append(("slow_start", "lb.slow_start_s", lb.slow_start_s, L.SLOW_START))
     found = [_in_range(subject, label, src, v, r.lo, r.hi) for label, src, v, r in checks]
+    if lb.slow_start_s != 0 and not kind.slow_start:
+        found.append(holds(subject, False, Term("slow_start", lb.slow_start_s, "lb.slow_start_s"), "==",
+                           Term(f"{kind.name.upper()} target groups", "no slow start", ""),
+                           f"set lb.slow_start_s to 0: slow start is for {', '.join(k.name.upper() for k in KINDS.values() if k.slow_start)} target groups only"))
     broken = [f for f in found if f.outcome != "ok"]
     return broken or [Verdict(subject, Term("target group values", len(found), "", (), ""), "in",
                               Term("API ranges", "ELBv2", ""), 0, min(f.slack_s for f in found), "", "ok")]
@@ -60,7 +63,7 @@ def lb_values_in_range(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict
 
 def keepalive_outlasts_lb_idle(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
-    if lb is None or lb.kind != "alb" or lb.protocol not in ("HTTP", "HTTPS"):
+    if lb is None or lb.protocol not in KINDS[lb.kind].http_protocols:
         return []
     return [judge(svc.name,
                   d.field("keepalive", svc.app.keepalive_s, "app.keepalive_s"), ">",
