@@ -166,3 +166,10 @@ def test_a_passing_finding_reads_the_same_in_json() -> None:
     }
     [r53] = [x for x in evaluate(build()) if x.id == "lb-values-in-range" and x.left.label == "failure_threshold"]
     assert (r53.severity, r53.margin_s, r53.slack_s) == ("error", 0, 2)
+
+
+def test_the_readme_rule_tables_say_what_the_registry_declares() -> None:
+    import runpy
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gen-rule-table"
+    assert runpy.run_path(str(script))["main"](["--check"]) == 0, "README.md rule tables are stale"
