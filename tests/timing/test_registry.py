@@ -158,8 +158,10 @@ def test_a_passing_finding_reads_the_same_in_json() -> None:
     [x] = [x for x in evaluate(build()) if x.id == "failover-ignores-deploys"]
     assert x.as_dict() == {
         "id": "failover-ignores-deploys", "severity": "error", "status": "ok", "subject": "failover",
-        "relation": "==", "left": {"label": "entry service", "value": "api", "source": "failover.entry_service"},
-        "right": {"label": "rollout", "value": "keeps capacity", "source": "failover.entry_service rollout"},
+        "relation": "==", "left": {"label": "entry service", "value": "api", "source": "failover.entry_service",
+                                   "fields": ["failover.entry_service"]},
+        "right": {"label": "rollout", "value": "keeps capacity", "source": "failover.entry_service rollout",
+                  "fields": ["failover.entry_service"]},
         "margin_s": 0, "slack_s": None, "fix": "", "needs": [], "reason": "",
         "message": "OK failover-ignores-deploys  failover: entry service api (failover.entry_service) = rollout "
                    "keeps capacity (failover.entry_service rollout)",

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds the LB takes to stop sending to a deregistered target "
                              "(default 15 for ALB, 120 for NLB)")
     parser.add_argument("--kubernetes-version", type=_version, default=None, metavar="X.Y",
-                        help="cluster version, for version-dependent rules (prestop-uses-native-sleep)")
+                        help="cluster version, for the version-dependent rules (the native sleep preStop action)")
     parser.add_argument("--all", action="store_true", help="also print passing findings (text)")
 
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as err:  # noqa: BLE001 - the contract is a message and exit 2, never a traceback
         raise ConfigError([f"cannot audit the input: {err.__class__.__name__}: {err}"]) from None
     if args.kubernetes_version is None:
-        result.notes.append("prestop-uses-native-sleep not checked: pass --kubernetes-version X.Y")
+        result.notes.append("the native sleep preStop rule is not checked: pass --kubernetes-version X.Y")
     if args.format == "json":
         from timing.audit.report import as_json
         out = as_json(result)
