@@ -154,10 +154,9 @@ def holds(subject: str, ok: bool, left: Term, relation: str, right: Term, fix: s
                    case=case)
 
 
-def unknown(subject: str, left: Term, relation: str, right: Term, fix: str, needs: tuple[str, ...],
-            service: str = "") -> Verdict:
+def unknown(subject: str, left: Term, relation: str, right: Term, fix: str, needs: tuple[str, ...]) -> Verdict:
     """A relation that is not arithmetic and cannot be decided: `needs` names what would decide it."""
-    return Verdict(subject, left, relation, right, 0, None, fix, "skipped", needs, service)
+    return Verdict(subject, left, relation, right, 0, None, fix, "skipped", needs)
 
 
 def in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int, unit: str,

@@ -106,8 +106,8 @@ def test_holds_reports_a_relation_without_slack() -> None:
 
 
 def test_unknown_reports_a_relation_that_cannot_be_decided_with_what_decides_it() -> None:
-    v = unknown("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), "fix", ("f.g",), service="svc")
-    assert v == Verdict("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), 0, None, "fix", "skipped", ("f.g",), "svc")
+    v = unknown("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), "fix", ("f.g",))
+    assert v == Verdict("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), 0, None, "fix", "skipped", ("f.g",))
 
 
 @pytest.mark.parametrize(("value", "outcome", "slack"), [(5, "ok", 0), (7, "ok", 2), (10, "ok", 0), (4, "broken", -1),
