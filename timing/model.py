@@ -108,7 +108,9 @@ class LoadBalancer(Strict):
 def fill_lb_defaults(data: dict[str, Any]) -> dict[str, Any]:
     kind = data.get("kind")
     out = dict(data)
-    for key, value in L.PROPAGATION_DEFAULTS.get(kind, {}).items():
+    # A kind that is not a string (a list, a mapping) is left for the field to refuse.
+    defaults = L.PROPAGATION_DEFAULTS.get(kind, {}) if isinstance(kind, str) else {}
+    for key, value in defaults.items():
         out.setdefault(key, value)
     if "removal" not in out and out.get("target_type") in ("ip", "instance"):
         out["removal"] = ("deregistration",) if out["target_type"] == "ip" else ("endpoints",)

@@ -172,3 +172,8 @@ def test_an_empty_optional_section_is_an_absent_one_as_pulumi_yaml_declares_it()
     values.update(watchdog={}, failover={}, heartbeat={}, heartbeat_specs=[])
     stack = stack_from_config(values)
     assert (stack.watchdog, stack.failover, stack.heartbeat, stack.heartbeat_specs) == (None, None, None, ())
+
+
+@pytest.mark.parametrize("kind", [["alb"], {"alb": 1}])
+def test_an_lb_kind_that_is_not_a_string_is_refused_by_the_field_not_a_type_error(kind) -> None:
+    assert lines_for({"services.0.lb.kind": kind}) == ["lockstep:services.0.lb.kind: Input should be 'alb' or 'nlb'"]
