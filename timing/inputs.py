@@ -7,8 +7,11 @@
   `MAX_INT_DIGITS`, `MAX_ALIAS_VALUES`.
 - YAML: PyYAML's C parser (libyaml) when PyYAML was built with it, the pure-Python one
   otherwise; both keep every node's line. A duplicate key is refused at the line of the second
-  one; a tag whose value it cannot construct (`!!int abc`, `!!bool maybe`, an impossible
-  date) is refused at its line.
+  one, as kubectl does for manifests (its YAML decoder stops with "mapping key ... already
+  defined at line N"; go-yaml v3 made unique keys unconditional, go-yaml/yaml#751) — PyYAML
+  alone keeps the last value. A tag whose value it cannot construct (`!!int abc`, `!!bool
+  maybe`, an impossible date) is refused at its line. A key that a merge (`<<`) brings in may
+  be overridden by one written in the mapping, as the YAML merge key type defines.
 
 Every failure is a `ConfigError` (exit 2), never a traceback.
 """
@@ -35,8 +38,9 @@ MIB: Final = 2**20
 MAX_INPUT_BYTES: Final = 64 * MIB
 # Kubernetes objects nest about 15 levels (a CRD's schema a few dozen); a stack config 6.
 MAX_DEPTH: Final = 100
-# The largest number any input holds is a 10-digit DNS TTL; Python itself refuses to read a
-# decimal integer of more than 4,300 digits.
+# The largest number any input holds is a 10-digit DNS TTL. Python itself raises ValueError on
+# converting a decimal string of more than 4,300 digits (its "integer string conversion length
+# limitation", `sys.int_info.default_max_str_digits`), which is what crashed before.
 MAX_INT_DIGITS: Final = 100
 # Values that aliases may add on top of the ones written out: a "billion laughs" document is
 # a few hundred bytes that expand to 10^9 values for every reader after the parser.
