@@ -27,7 +27,7 @@ def one_line(argv: list[str], stdin: bytes = b"") -> str:
     run = cli(argv, stdin)
     assert run.code == 2, run
     assert_clean(run, argv[0])
-    assert run.out == ""
+    assert run.out == "" and len(run.err_lines) == 1, run
     return run.err_lines[0]
 
 
