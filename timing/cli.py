@@ -5,7 +5,10 @@ Each command lives in its own module exposing `HELP`, `add_arguments(parser)` an
 inside `run`, so `check`, `plan` and `audit` start fast.
 
 Exit codes: 0 ok, 1 findings (or lost requests, uncaught mutations), 2 unreadable or
-invalid input — always a one-line message naming the field, never a traceback.
+invalid input — always one line per problem naming the file and line, the field or the
+option, never a traceback. Input is read through `timing.inputs` (limits, regular files
+only, stdin as `-`); output goes through `timing.textio` (ASCII fallbacks for a locale that
+cannot encode the text, a failed write as one line and exit 2).
 """
 
 from __future__ import annotations
