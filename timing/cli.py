@@ -14,6 +14,7 @@ cannot encode the text, a failed write as one line and exit 2).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 from typing import Sequence
@@ -70,6 +71,7 @@ def one_line(text: str) -> str:
     return textio.cut_text(text, LINE_CHARS)
 
 
+@functools.cache  # one parser per process: a fuzz run calls `main` 100,000 times
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="lockstep", description="Keep the timeouts of a service's delivery "
                      "path in step, and prove it.", epilog=EPILOG,
