@@ -21,7 +21,8 @@ App facts no manifest states come from workload annotations lockstep.dev/warmup-
 max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds; a rule they
 would decide is reported as skipped, naming the annotation. lockstep.dev/accept: id,... marks
 a deliberate exception (reported as accepted).
-exit codes: 0 consistent (warnings allowed), 1 error findings, 2 unreadable or invalid input"""
+exit codes: 0 consistent (warnings allowed), 1 error findings, 2 unreadable or invalid input,
+or nothing to audit in it (no workload, target group or heartbeat ConfigMap) without --allow-empty"""
 VERSION = re.compile(r"^1\.[0-9]{1,2}$")
 
 
