@@ -119,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             total.bad_exits += part.bad_exits
             total.not_one_line += part.not_one_line
             total.examples.extend(part.examples[:SHOWN - len(total.examples)])
+            if total.cases % 10_000 < chunk:
+                print(f"  … {total.cases:,} cases, {time.perf_counter() - begin:.0f}s", file=sys.stderr, flush=True)
     wall = time.perf_counter() - begin
     print(f"bench/fuzz: {total.cases:,} cases (seeds {args.seed}..{args.seed + args.cases - 1}) in {wall:.0f}s "
           f"on {args.jobs} processes, {total.cases / wall:.0f} cases/s")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import functools
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,14 +72,26 @@ def _parent(doc: Any, path: tuple[Any, ...]) -> Any:
     return doc
 
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@functools.cache
+def _parsed(text: bytes) -> tuple[list[Any], list[list[tuple[Any, ...]]]]:
+    """A seed's documents and their key paths, read once (a fuzz case must be cheap to make)."""
+    docs = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
+    return docs, [paths(d) for d in docs]
+
+
 def structural(rnd: random.Random, text: bytes) -> tuple[bytes, str]:
     """One value of one document replaced by a wrong one, deleted, or its key renamed."""
-    docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    if not docs:
+    seed_docs, seed_paths = _parsed(text)
+    if not seed_docs:
         return text, "unchanged (no documents)"
+    docs = list(seed_docs)
     i = rnd.randrange(len(docs))
     doc = copy.deepcopy(docs[i])
-    path = rnd.choice(paths(doc))
+    path = rnd.choice(seed_paths[i])
     op = rnd.choice(("replace", "replace", "replace", "delete", "rename", "deepen"))
     if not path:
         doc, what = rnd.choice(WRONG), f"document {i} replaced"
@@ -100,7 +113,8 @@ def structural(rnd: random.Random, text: bytes) -> tuple[bytes, str]:
             parent[key] = rnd.choice(WRONG)
             what = f"{path} = {parent[key]!r:.40}"
     docs[i] = doc
-    return yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True).encode(), f"structural: {what}"
+    return (yaml.dump_all(docs, Dumper=DUMPER, sort_keys=False, allow_unicode=True).encode(),
+            f"structural: {what}")
 
 
 def byte_level(rnd: random.Random, text: bytes) -> tuple[bytes, str]:
