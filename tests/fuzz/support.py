@@ -45,6 +45,18 @@ def cli(argv: list[str], stdin: bytes = b"") -> Run:
     return Run(code, out.getvalue(), err.getvalue())
 
 
+# Defects the fuzzer found in a file this suite may not change (timing/audit/links.py, being
+# rewritten): a Service or Ingress port that is a list, a mapping or infinity ends in the
+# last-resort line (one line, exit 2, but naming an internal error, not the field). The strict
+# xfail tests in test_bad_input_cases.py pin them and fail as soon as they are fixed.
+KNOWN_DEFECTS = ("lockstep audit: cannot audit the input: TypeError: unhashable type: ",
+                 "lockstep audit: cannot audit the input: OverflowError: cannot convert float infinity to integer")
+
+
+def is_known_defect(run: Run) -> bool:
+    return run.code == 2 and len(run.err_lines) == 1 and run.err_lines[0].startswith(KNOWN_DEFECTS)
+
+
 def clean_problem(run: Run, command: str) -> str | None:
     """What breaks the house rule for bad input in `run`, or None: exit 0, 1 or 2; on 2, nothing
     on stdout and one line per problem, each from the command, short, and never the

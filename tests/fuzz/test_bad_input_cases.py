@@ -283,3 +283,29 @@ def test_an_audit_with_nothing_to_audit_exits_2_unless_allowed(tmp_path, what):
     assert one_line(argv, stdin) == f"lockstep audit: nothing to audit in {name}: {NOTHING}"
     allowed = cli([*argv[:1], "--allow-empty", *argv[1:]], stdin)
     assert allowed.code == 0 and allowed.err == "", allowed
+
+
+# ---- found by bench/fuzz, in timing/audit/links.py (not this suite's to change) ----------------
+SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: web}\nspec:\n  selector: {app: api}\n"
+INGRESS_PORT = (DEPLOYMENT + "spec:\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n"
+                "    spec: {containers: [{name: api, image: x, ports: [{containerPort: 8080}]}]}\n---\n"
+                + SERVICE + "  ports: [{port: 80, targetPort: 8080}]\n---\n"
+                "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: api\n  namespace: web\n"
+                "  annotations: {alb.ingress.kubernetes.io/target-type: ip}\nspec:\n  ingressClassName: alb\n"
+                "  defaultBackend: {service: {name: api, port: {number: PORT}}}\n")
+
+
+@pytest.mark.xfail(strict=True, reason="timing/audit/links.py hashes the Ingress backend port unchecked "
+                                       "(TypeError: unhashable type); fixed there, remove KNOWN_DEFECTS in support.py")
+@pytest.mark.parametrize("port", ["[1, a]", "{a: 1}"])
+def test_an_ingress_backend_port_that_is_a_collection_is_named_by_its_field(port):
+    run = cli(["audit", "-"], INGRESS_PORT.replace("PORT", port).encode())
+    assert run.code == 2 and "cannot audit the input" not in run.err, run.err
+
+
+@pytest.mark.xfail(strict=True, reason="timing/audit/links.py int()s a float targetPort (OverflowError on "
+                                       ".inf); fixed there, remove KNOWN_DEFECTS in support.py")
+def test_a_service_target_port_of_infinity_is_named_by_its_field():
+    text = INGRESS_PORT.replace("PORT", "80").replace("targetPort: 8080", "targetPort: .inf")
+    run = cli(["audit", "-"], text.encode())
+    assert run.code == 2 and "cannot audit the input" not in run.err, run.err
