@@ -8,7 +8,9 @@ import json
 from collections import Counter
 
 from timing.cmd_check import add_stack_argument
+from timing.cmd_simulate import check_bounds
 from timing.config import ConfigError
+from timing.textio import cut
 
 HELP = ("push every number of the stack to wrong values; report which rule rejects each and "
         "whether the simulation loses requests or blocks falsely")
@@ -31,7 +33,7 @@ SAMPLES = 4
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stack_argument(parser)
     parser.add_argument("--phases", type=int, default=2,
-                        help="random phases per scenario and mutant (default 2)")
+                        help="random phases per scenario and mutant (default 2; bounded, see README)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--rate", type=float, default=10.0,
                         help="client requests per second per service (default 10)")
@@ -42,10 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    if args.phases < 1:
-        raise ConfigError([f"--phases: must be at least 1 (got {args.phases})"])
-    if not args.rate > 0 or args.rate > 10000:
-        raise ConfigError([f"--rate: must be above 0 and at most 10000 requests/s (got {args.rate})"])
+    check_bounds(args.phases, args.rate)
 
 
 def _row(v) -> str:
@@ -108,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     stack = read_stack_file(args.stack_config)
     report = mutate_stack(stack, phases=args.phases, seed=args.seed, rate=args.rate, only=args.only)
     if args.only is not None and report.numbers == 0:
-        raise ConfigError([f"--only: no number of the stack has a path starting with {args.only!r}"])
+        raise ConfigError([f"--only: no number of the stack has a path starting with {cut(args.only)}"])
     source = args.stack_config or EXAMPLE.name
     if args.format == "json":
         print(json.dumps({"stack": source, "numbers": report.numbers, "mutants": len(report.verdicts),
