@@ -9,6 +9,8 @@ by its seconds alone."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import dataclass
 
 import pytest
@@ -45,9 +47,6 @@ def timelines():
 
 @pytest.fixture(scope="module")
 def drawn(render_mermaid_svg, timelines) -> dict[str, Drawn]:
-    import contextlib
-    import io
-
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["plan", "--format", "mermaid"]) == 0
