@@ -150,6 +150,8 @@ def _mermaid_label(text: str) -> str:
 # with `X` every start collapsed to ~0 while the `Ns` lengths stayed in seconds: wave 2 of
 # a rollout sat on top of wave 1 and every milestone at 0. Older Mermaid (dayjs/moment
 # strict parsing) reads `x` as milliseconds too, so this form renders alike on both.
+# Positions are exact; the axis labels are the viewer's local minutes:seconds of those
+# instants, so they wrap after an hour and read 30 minutes off in a half-hour time zone.
 _MS_PER_S = 1000
 
 
