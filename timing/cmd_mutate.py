@@ -39,12 +39,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="client requests per second per service (default 10)")
     parser.add_argument("--only", metavar="PREFIX", default=None,
                         help="mutate only fields whose path starts with PREFIX (e.g. services.0.lb)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="worker processes (default: the cores this process may use; "
+                             "1: no workers); the report is the same for any N")
     parser.add_argument("--all", action="store_true", help="list every mutant (text)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def _check_args(args: argparse.Namespace) -> None:
     check_bounds(args.phases, args.rate)
+    if args.jobs is not None and args.jobs < 1:
+        raise ConfigError([f"--jobs: must be at least 1 (got {args.jobs})"])
 
 
 def _row(v) -> str:
@@ -59,7 +64,7 @@ def render_text(report, source: str, show_all: bool) -> str:
     total = len(report.verdicts)
     lines = [f"lockstep mutate {source}: {report.numbers} numbers, {total} mutants, "
              f"{report.phases} phases × {report.rate:g} requests/s per simulated mutant, "
-             f"{report.wall_s:.1f}s wall, {report.cpu_s:.1f}s CPU"]
+             f"{report.wall_s:.1f}s wall, {report.cpu_s:.1f}s CPU ({report.jobs} processes)"]
     if report.baseline_harm or report.baseline_errors:
         lines.append("the unmutated stack is not clean: "
                      + "; ".join(report.baseline_errors + report.baseline_harm))
@@ -101,17 +106,20 @@ def _spread(rows: list) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from timing.config import EXAMPLE, read_stack_file
-    from timing.mutate import mutate_stack
+    from timing.mutate import default_jobs, mutate_stack
 
     _check_args(args)
     stack = read_stack_file(args.stack_config)
-    report = mutate_stack(stack, phases=args.phases, seed=args.seed, rate=args.rate, only=args.only)
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    report = mutate_stack(stack, phases=args.phases, seed=args.seed, rate=args.rate, only=args.only,
+                          jobs=jobs)
     if args.only is not None and report.numbers == 0:
         raise ConfigError([f"--only: no number of the stack has a path starting with {cut(args.only)}"])
     source = args.stack_config or EXAMPLE.name
     if args.format == "json":
         print(json.dumps({"stack": source, "numbers": report.numbers, "mutants": len(report.verdicts),
-                          "wall_s": round(report.wall_s, 2), "cpu_s": round(report.cpu_s, 2), "phases": report.phases,
+                          "wall_s": round(report.wall_s, 2), "cpu_s": round(report.cpu_s, 2), "jobs": report.jobs,
+                          "phases": report.phases,
                           "rate_per_s": report.rate, "counts": report.counts, "ok": not report.failed,
                           "baseline_errors": list(report.baseline_errors),
                           "baseline_harm": list(report.baseline_harm),
