@@ -39,8 +39,11 @@ def resolves(path: str) -> bool:
     return False
 
 
+SECONDS = re.compile(r"(?<![.\w])[a-z][a-z_]*_s\b")  # a top-level field in seconds: loss_time_s, schedule_s
+
+
 def named(term: Term) -> set[str]:
-    found = set(DOTTED.findall(term.source))
+    found = set(DOTTED.findall(term.source)) | {w for w in SECONDS.findall(term.source) if resolves(w)}
     return found | ({term.source} if resolves(term.source) else set())
 
 
