@@ -105,19 +105,17 @@ def readiness_gate_can_pass(svc: Service, ctx: Ctx) -> list[Verdict]:
     # sets the condition of any pod that carries it (LBC `updateTargetHealthPodConditionForPod`
     # returns only for pods without the gate). Only the webhook's injection needs the namespace
     # label and the binding to exist before the pods (LBC docs, "Pod readiness gate").
-    unknown: tuple[str, ...] = ()
     if not gate.declared:
         if not gate.namespace_labelled:
             problems.append("the namespace label elbv2.k8s.aws/pod-readiness-gate-inject=enabled")
-        if gate.injected_after_binding is None:
-            unknown = ("readiness_gate.injected_after_binding",)
-        elif not gate.injected_after_binding:
+        if gate.injected_after_binding is False:
             problems.append("the Service and TargetGroupBinding created before the pods")
+    order_unknown = not gate.declared and gate.injected_after_binding is None
     left = Term("readiness gate", "declared in the pod template" if gate.declared else "injected by the webhook",
                 "readiness_gate", fields=("readiness_gate",))
     right = Term("missing", ", ".join(problems) or "nothing", "")
-    if unknown and not problems:
-        return [unknown_verdict(svc.name, left, "in", right, "", unknown)]
+    if order_unknown and not problems:
+        return [unknown_verdict(svc.name, left, "in", right, "", ("readiness_gate.injected_after_binding",))]
     return [holds(svc.name, not problems, left, "in", right, "provide " + "; ".join(problems) if problems else "")]
 
 
