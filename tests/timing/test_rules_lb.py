@@ -127,13 +127,12 @@ def test_in_range_target_groups_report_one_passing_summary_with_the_smallest_sla
 
 
 def test_values_at_both_ends_of_the_api_ranges_pass() -> None:
-    ctx = context(build())
     hi = build({f"{A}.lb.health_check.interval_s": 300, f"{A}.lb.health_check.timeout_s": 120,
                 f"{A}.lb.health_check.healthy_threshold": 10, f"{A}.lb.health_check.unhealthy_threshold": 10,
                 f"{A}.lb.deregistration_delay_s": 3600, f"{A}.lb.idle_timeout_s": 4000,
                 f"{A}.lb.slow_start_s": 900})
-    assert [f.outcome for f in lb.lb_values_in_range("api", hi.services[API].lb, ctx)] == ["ok"]
-    assert lb.lb_values_in_range("api", hi.services[API].lb, ctx)[0].slack_s == 0
+    assert [f.outcome for f in lb.lb_values_in_range("api", hi.services[API].lb)] == ["ok"]
+    assert lb.lb_values_in_range("api", hi.services[API].lb)[0].slack_s == 0
 
 
 def test_each_out_of_range_value_is_its_own_finding() -> None:
@@ -146,7 +145,7 @@ def test_each_out_of_range_value_is_its_own_finding() -> None:
     lb_ = stack.services[API].lb.model_construct(
         **{**dict(stack.services[API].lb), "health_check": bad, "deregistration_delay_s": 3601,
            "idle_timeout_s": 0})
-    found = stamped("lb-values-in-range", lb.lb_values_in_range("api", lb_, context(stack)))
+    found = stamped("lb-values-in-range", lb.lb_values_in_range("api", lb_))
     assert {(f.severity, f.status, f.margin_s) for f in found} == {("error", "error", 0)}
     assert [f.render() for f in found] == [
         "ERROR lb-values-in-range  api: interval 301s (lb.health_check.interval_s) not in API range 5–300s  "

@@ -41,15 +41,12 @@ def run_check(rule: Rule, check: Check, scene: Scene, ctx: Ctx,
         if check.scope == "service":
             verdicts = check.body(svc, ctx)
         elif svc.lb is not None:
-            # lb-scope rules take ctx for one signature but read none of it: passing None
-            # instead is an equivalent mutant
-            verdicts = check.body(svc.name, svc.lb, ctx)  # pragma: no mutate
+            verdicts = check.body(svc.name, svc.lb)  # lb-scope rules read the target group alone
         else:
             verdicts = []
         found.extend(owned(stamp(rule, v), svc.name) for v in verdicts)
     if check.scope == "lb":
-        # (the same: lb-scope rules read no ctx)
-        found.extend(stamp(rule, v) for name, lb in lone for v in check.body(name, lb, ctx))  # pragma: no mutate
+        found.extend(stamp(rule, v) for name, lb in lone for v in check.body(name, lb))
     return found
 
 

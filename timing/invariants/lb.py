@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from timing.model import LoadBalancer, Service
 
 
-def lb_timeout_below_interval(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict]:
+def lb_timeout_below_interval(subject: str, lb: LoadBalancer) -> list[Verdict]:
     if not KINDS[lb.kind].timeout_below_interval:
         return []
     hc = lb.health_check
@@ -33,7 +33,7 @@ def _in_range(subject: str, label: str, source: str, value: int, lo: int, hi: in
     return in_range(subject, label, source, value, lo, hi, unit, f"set {source} within {lo}–{hi}")
 
 
-def lb_values_in_range(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict]:
+def lb_values_in_range(subject: str, lb: LoadBalancer) -> list[Verdict]:
     hc = lb.health_check
     checks = [
         ("interval", "lb.health_check.interval_s", hc.interval_s, L.HC_INTERVAL),
