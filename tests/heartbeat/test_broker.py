@@ -56,7 +56,8 @@ def bind_commands(channel: Any, cfg: RuntimeConfig, names: dict[str, str]) -> No
 def runtime(cfg: RuntimeConfig, broker: Any) -> tuple[Runtime, ScriptedObserver]:
     observer = ScriptedObserver(cfg)
     exchanges = {"commands": cfg.commands_exchange, "beats": cfg.beats_exchange}
-    return Runtime(cfg, observer, Publisher(lambda: PikaSink(broker.url, exchanges)), instance="test"), observer
+    connect = lambda: PikaSink(broker.url, exchanges, timeout_s=cfg.confirm_timeout_s)  # noqa: E731
+    return Runtime(cfg, observer, Publisher.for_config(cfg, connect), instance="test"), observer
 
 
 def run(rt: Runtime, start: int, stop: int) -> None:

@@ -17,16 +17,22 @@ from timing.config import read_stack_file
 from timing.heartbeat_config import BROKER_URL_ENV, runtime_config
 
 
-def test_the_dry_run_blocks_only_football_and_publishes_the_block_before_the_beat_that_reports_it(capsys):
+def test_the_dry_run_blocks_only_football_and_reports_the_block_only_after_the_gateway_applied_it(capsys):
     assert main(["heartbeat", "--once", "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()
     published = [line for line in out if not line.startswith("#") and not line.startswith(" ")]
     block = next(i for i, line in enumerate(published) if "command  block   football-live" in line)
     assert published[block].startswith("+ 420s"), "loss_time 120 s after the failure observed at +300 s"
-    assert "blocked=['football-live']" in published[block + 1]
-    assert all("blocked=['football-live']" not in line for line in published[:block])
-    unblock = next(i for i, line in enumerate(published) if "unblock football-live" in line and i > block)
+    applied = next(i for i, line in enumerate(published) if "applied  block   football-live" in line)
+    first_blocked = next(i for i, line in enumerate(published) if "blocked=['football-live']" in line)
+    assert block < applied < first_blocked, "decided, then applied by the gateway, then told"
+    assert published[applied].startswith("+ 421s") and published[first_blocked].startswith("+ 421s")
+    unblock = next(i for i, line in enumerate(published) if "command  unblock football-live" in line and i > block)
     assert published[unblock].startswith("+ 660s"), "recovery_time 60 s after health returned at +600 s"
+    unapplied = next(i for i, line in enumerate(published) if "applied  unblock football-live" in line and i > unblock)
+    assert all("blocked=['football-live']" in line for line in published[first_blocked:unapplied]
+               if "beat" in line), "clients hear of the unblock only once the gateway applied it"
+    assert "blocked=[]" in published[unapplied + 1]
     assert not any("block   basketball-live" in line for line in published), \
         "a rolling update, a StatefulSet restart, a rescale and an eviction never block"
     assert any("critical failure" in line for line in out)
