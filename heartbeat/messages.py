@@ -73,8 +73,10 @@ def command_message(cfg: RuntimeConfig, cmd: Command, *, instance: str, seq: int
 
 
 def beat_message(cfg: RuntimeConfig, scopes: list[ScopeView], *, instance: str, seq: int,
-                 wall: float, epoch: str) -> Message:
-    """`scopes` are the states the gateway acknowledged (`Publisher.applied`)."""
+                 wall: float, epoch: str, applied_ids: dict[str, str] | None = None) -> Message:
+    """`scopes` are the states the gateway acknowledged (`Publisher.applied`); each scope
+    names the acknowledged command its state comes from (`applied_id`)."""
+    ids = applied_ids or {}
     message_id = f"{cfg.service}/{instance}/{epoch}/beat/{seq}"
     body = {
         "schema_version": SCHEMA_VERSION, "type": "beat", "service": cfg.service,
@@ -83,6 +85,7 @@ def beat_message(cfg: RuntimeConfig, scopes: list[ScopeView], *, instance: str, 
         "healthy": [v.spec for v in scopes if not v.blocked],
         "blocked": [v.spec for v in scopes if v.blocked],
         "scopes": [{"spec": v.spec, "state": "blocked" if v.blocked else "healthy",
+                    "applied_id": ids.get(v.spec),
                     "affected": _affected(next(s for s in cfg.specs if s.name == v.spec))}
                    for v in scopes],
     }

@@ -102,6 +102,7 @@ class Publisher:
         self.outbox: deque[Message] = deque()
         self.awaiting: list[Waiting] = []
         self.applied: dict[str, str] = {}  # spec → the last action the gateway acknowledged
+        self.applied_ids: dict[str, str] = {}  # spec → that command's id
         self.acks: list[tuple[float, Message]] = []  # the last few acknowledged commands (logs, dry run)
         self.retry_at = 0.0
         self.problem: str | None = "not connected yet"
@@ -121,6 +122,7 @@ class Publisher:
         self.outbox.clear()
         self.awaiting.clear()
         self.applied.clear()
+        self.applied_ids.clear()
         self.gateway_problem = None
         self.close()
 
@@ -207,6 +209,7 @@ class Publisher:
         self.awaiting = [w for w in self.awaiting if w.message.message_id not in done]
         self.outbox = deque(m for m in self.outbox if m.message_id not in done)
         self.applied[spec] = msg.body["action"]
+        self.applied_ids[spec] = msg.message_id
         self.acks.append((now, msg))
         del self.acks[:-50]
         log.info("applied by the gateway", extra={"event": "applied", "spec": spec, "action": msg.body["action"],

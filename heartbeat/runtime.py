@@ -100,7 +100,7 @@ class Runtime:
         due = now >= self.next_beat or (state is not None and state != self._beat_state)
         if due and views is not None and not self.core.silent:
             msg = beat_message(self.cfg, views, instance=self.instance, seq=self.beats_sent + 1,
-                               wall=self.wall(), epoch=self.epoch)
+                               wall=self.wall(), epoch=self.epoch, applied_ids=self.publisher.applied_ids)
             if self.publisher.beat(msg, now):
                 self.beats_sent += 1
                 self.next_beat = now + self.cfg.publish_interval_s
