@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from heartbeat.messages import ack_message, beat_is_current
-from heartbeat.publish import Backoff, quiet_pika
+from heartbeat.publish import Backoff, abort_connection, quiet_pika
 from timing.heartbeat_config import SCHEMA_VERSION
 
 log = logging.getLogger("heartbeat.gateway")
@@ -165,19 +165,23 @@ class Gateway:
                     self.outages += 1
                     log.warning("broker link down", extra={"event": "broker_down",
                                                            "problem": f"{err.__class__.__name__}: {err}"[:200]})
-                self._close()
+                self._close(broken=True)
                 self.stop_event.wait(self.backoff.next())
         self.ready.clear()
-        self._close()
+        self._close(broken=False)
 
-    def _close(self) -> None:
+    def _close(self, broken: bool) -> None:
         conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                if conn.is_open:
-                    conn.close()
-            except Exception:  # already broken
-                pass
+        if conn is None:
+            return
+        if broken:  # a graceful close would wait for a broker that may be frozen
+            abort_connection(conn)
+            return
+        try:
+            if conn.is_open:
+                conn.close()
+        except Exception:  # already broken
+            pass
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -239,6 +243,9 @@ class BeatListener:
                     conn.process_data_events(time_limit=0.2)
             except (pika.exceptions.AMQPError, OSError):
                 self.ready.clear()
+                if conn is not None:
+                    abort_connection(conn)
+                    conn = None
                 self.stop_event.wait(backoff.next())
             finally:
                 if conn is not None:

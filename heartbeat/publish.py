@@ -64,6 +64,16 @@ def quiet_pika() -> None:
     logging.getLogger("pika").setLevel(logging.CRITICAL)
 
 
+def abort_connection(conn: Any) -> None:
+    """Shut a pika connection's socket without the graceful close, which waits for an answer
+    a frozen broker never sends."""
+    impl = getattr(conn, "_impl", None)
+    sock = getattr(getattr(impl, "_transport", None), "_sock", None)  # pika's transport socket
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
 @dataclass
 class Backoff:
     initial_s: float = 0.5
@@ -310,11 +320,7 @@ class PikaSink:
 
     def _abort(self, fired: threading.Event) -> None:
         fired.set()
-        impl = getattr(self.conn, "_impl", None)
-        sock = getattr(getattr(impl, "_transport", None), "_sock", None)  # pika's transport socket
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+        abort_connection(self.conn)
 
     @contextlib.contextmanager
     def _timed(self, fired: threading.Event) -> Iterator[None]:
