@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 
 from timing.config import NAMESPACE, ConfigError, stack_from_config
+from timing.lbkinds import KINDS
 from timing.invariants import raise_errors
 from timing.model import Stack
 
@@ -51,11 +52,12 @@ def deployable_errors(stack: Stack) -> list[str]:
         where = f"{NAMESPACE}:services.{i}.lb"
         if lb.vpc_id is None:
             problems.append(f"{where}.vpc_id: required to create the target group")
-        if lb.attach_to_arn is not None and lb.kind == "alb" and lb.rule_priority is None:
-            problems.append(f"{where}.rule_priority: required to attach an ALB target group "
+        attaches_by = KINDS[lb.kind].attaches_by
+        if lb.attach_to_arn is not None and attaches_by == "listener rule" and lb.rule_priority is None:
+            problems.append(f"{where}.rule_priority: required to attach an {lb.kind.upper()} target group "
                             "with a listener rule")
-        if lb.attach_to_arn is not None and lb.kind == "nlb" and lb.listener_port is None:
-            problems.append(f"{where}.listener_port: required to attach an NLB target group "
+        if lb.attach_to_arn is not None and attaches_by == "listener" and lb.listener_port is None:
+            problems.append(f"{where}.listener_port: required to attach an {lb.kind.upper()} target group "
                             "with a listener")
     fo = stack.failover
     if fo is not None and fo.mode == "dns":

@@ -17,10 +17,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra import kube
-from timing.extract import fact_annotations
+from timing.conventions import fact_annotations
 from timing.heartbeat_config import (BROKER_URL_ENV, CONFIG_MOUNT, CONFIG_PATH_ENV, CONFIGMAP_KEY,
                                      SECRET_KEY, runtime_config)
-from timing.invariants.kube import name_labels
+from timing.conventions import name_labels
 from timing.model import Stack
 
 TYPE = "lockstep:infra:HeartbeatService"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pulumi_kubernetes as k8s
 
-from timing import derived
+from timing import conventions
 from timing.model import Hardening, Pdb, Probe, Resources, Rollout, Shutdown
 
 core = k8s.core.v1
@@ -44,7 +44,7 @@ def probe(p: Probe | None) -> core.ProbeArgs | None:
 def lifecycle(shutdown: Shutdown, kubernetes_version: str) -> core.LifecycleArgs | None:
     """The preStop drain: the pod keeps serving while the load balancer and the Service's
     endpoints stop sending to it; SIGTERM arrives only after the hook returns."""
-    action = derived.prestop_action(shutdown, kubernetes_version)
+    action = conventions.prestop_action(shutdown, kubernetes_version)
     if action == "none":
         return None
     if action == "sleep":

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from timing.model import LoadBalancer
+from timing.lbkinds import KINDS
 
 TYPE = "lockstep:infra:TargetGroup"
 
@@ -48,8 +49,8 @@ class TargetGroup(pulumi.ComponentResource):
             target_type=lb.target_type,
             vpc_id=lb.vpc_id,
             deregistration_delay=lb.deregistration_delay_s,
-            # Slow start exists on ALB target groups only; NLB rejects the attribute.
-            slow_start=lb.slow_start_s if lb.kind == "alb" else None,
+            # Slow start exists on some kinds' target groups only; the others reject the attribute.
+            slow_start=lb.slow_start_s if KINDS[lb.kind].slow_start else None,
             health_check=aws.lb.TargetGroupHealthCheckArgs(
                 enabled=True,
                 protocol=hc.protocol,
@@ -73,7 +74,7 @@ class TargetGroup(pulumi.ComponentResource):
         if lb.attach_to_arn is None:
             return None
         forward = aws.lb.ListenerRuleActionArgs(type="forward", target_group_arn=self.group.arn)
-        if lb.kind == "alb":
+        if KINDS[lb.kind].attaches_by == "listener rule":
             return aws.lb.ListenerRule(
                 f"{name}-rule",
                 listener_arn=lb.attach_to_arn,

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra import kube
-from timing.extract import fact_annotations
+from timing.conventions import fact_annotations
 from timing.heartbeat_config import OBSERVABLE_LABEL
 from timing.invariants.kube import pod_labels
 from timing.model import Service

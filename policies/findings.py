@@ -1,193 +1,69 @@
 """Which invariant is judged on which resources, and the findings each produces.
 
-Nothing here decides a rule: every finding comes from the rule functions registered in
-`timing.invariants.RULES`, called on model pieces `timing.extract` read from resources.
-A rule id is decided either from one resource (`RESOURCE_RULES`: a target group, a Route 53
-health check or one Deployment/StatefulSet says everything the rule needs) or from the
-stack's resources together (`STACK_RULES`).
+Nothing here links or decides: the resources are adapted (`policies.resources`), linked by
+`timing.bind.link` and judged by `timing.bind.judge` — the same steps `lockstep audit` takes —
+and each policy reports the findings of its own rule id against the resource each belongs to.
+A rule the registry declares decided by one resource (`decided == "resource"`) is a
+per-resource policy, judged on that resource alone; one decided by the linked resources is a
+stack policy; a rule only a stack config decides has no policy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from timing import extract as x
+from timing.bind import judge, link
+from timing.bind.judge import Judgement
+from timing.bind.resource import R53_CHECK, TARGET_GROUP, WORKLOADS, PULUMI_KINDS
 from timing.findings import Finding
-from timing.invariants import RULES, Rule, apply_accepts
-from timing.model import Stack
+from timing.invariants import RULES
 
-from policies.resources import (
-    R53_CHECK, R53_RECORD, TARGET_GROUPS, WORKLOADS, Bound, Res, Unreadable, bound_services,
-    heartbeat_configmaps, known, of_type, with_kind,
-)
+from policies.resources import Res, Unreadable, resources_of
 from policies.settings import Settings
 
 Located = tuple[Finding, str | None]  # a finding and the URN it is reported against
 
+# The resource types a per-resource rule reads, by what the registry says it reads.
+READS: dict[str, tuple[str, ...]] = {
+    "target group": tuple(t for t, k in PULUMI_KINDS.items() if k == TARGET_GROUP),
+    "Route 53 health check": tuple(t for t, k in PULUMI_KINDS.items() if k == R53_CHECK),
+    "workload": tuple(f"kubernetes:apps/v1:{k}" for k in WORKLOADS),
+}
 RESOURCE_RULES: dict[str, tuple[str, ...]] = {
-    "lb-timeout-below-interval": TARGET_GROUPS,
-    "lb-values-in-range": (*TARGET_GROUPS, R53_CHECK),
-    "startup-covers-warmup": WORKLOADS,
-    "readiness-before-liveness": WORKLOADS,
-    "probe-timeout-within-period": WORKLOADS,
-    "drain-fits-grace": WORKLOADS,
-    "finish-covers-requests": WORKLOADS,
-    "prestop-uses-native-sleep": WORKLOADS,
-}
-SERVICE_RULES = (
-    "keepalive-outlasts-lb-idle", "drain-covers-lb-detection", "deregistration-covers-requests",
-    "recovery-within-budget", "rollout-keeps-capacity", "rollout-waits-for-lb", "readiness-gate-can-pass",
-    "progress-deadline-covers-pod-ready", "pdb-needs-replicas", "pdb-allows-eviction",
-    "pdb-selects-workload", "hpa-owns-replicas",
-)
-HEARTBEAT_RULES = (
-    "heartbeat-rides-out-pod-replacement", "heartbeat-samples-often", "heartbeat-recovery-covers-catch-up",
-    "heartbeat-client-tolerates-beat-gaps", "heartbeat-beats-expire", "heartbeat-deploy-invisible",
-)
-FAILOVER_RULES = ("failover-ignores-deploys",)
-STACK_RULES = (*SERVICE_RULES, *HEARTBEAT_RULES, *FAILOVER_RULES)
+    r.id: tuple(t for kind in r.reads.split(", ") for t in READS[kind]) for r in RULES if r.decided == "resource"}
+STACK_RULES: tuple[str, ...] = tuple(r.id for r in RULES if r.decided == "resources")
+NOT_FROM_RESOURCES: dict[str, str] = {r.id: r.reads for r in RULES if r.decided == "config"}
 
-# Ids of INVARIANTS.md no policy can decide from resources, and why.
-NOT_FROM_RESOURCES: dict[str, str] = {
-    "health-check-drain-needs-peers": "removal by failing the LB health check is how a server drains, "
-                                      "not a resource setting (resources give removal by target type)",
-    "sidecar-outlives-app": "a mesh proxy's drain time is mesh configuration, not in these resources",
-    "watchdog-shares-deploy-lock": "a host watchdog is not a Pulumi resource",
-    "watchdog-tolerates-planned-drain": "a host watchdog is not a Pulumi resource",
-    "heartbeat-within-outage-budget": "the agreed max outage is not in the heartbeat ConfigMap",
-    "failover-within-rto": "the RTO and the clients' reconnect time are in no resource",
-    "failback-is-deliberate": "failback checks and connection closing are application behaviour",
-}
+_last: tuple[tuple[object, ...], list[Judgement], list[tuple[str, str]]] | None = None
 
 
-def rules(rule_id: str) -> list[Rule]:
-    return [r for r in RULES if r.id == rule_id]
+def judged(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[tuple[str, str]]]:
+    """Every finding of the linked resources and what could not be read. The engine calls each
+    stack policy with the same resources: an answer for equal resources is reused."""
+    global _last
+    neutral = resources_of(resources)
+    key = (settings, *((r.kind, r.origin.id, r.deps, r.obj) for r in neutral))
+    if _last is not None and _last[0] == key:
+        return _last[1], _last[2]
+    linked = link.link(neutral, settings.link_options)
+    found = judge.judge(linked, settings.ctx)
+    unreadable = [(r.origin.id, why) for r, why in linked.unreadable + linked.not_judged]
+    _last = (key, found, unreadable)
+    return found, unreadable
 
 
-def minimal_stack(settings: Settings, **pieces: object) -> Stack:
-    """A stack holding only the pieces a stack-scope rule reads (no validation: the pieces
-    come from `timing.extract`, unknowns included)."""
-    return Stack.model_construct(margin_s=settings.margin_s, kubernetes_version=settings.kubernetes_version,
-                                 **{"services": (), "heartbeat": None, "heartbeat_specs": (),
-                                    "watchdog": None, "failover": None, **pieces})
-
-
-def accepted(findings: list[Finding], svc: object) -> list[Finding]:
-    accepts = {svc.name: {a.id: a.reason for a in svc.accept}}  # type: ignore[attr-defined]
-    return apply_accepts(findings, accepts)
-
-
-# ---- one resource -------------------------------------------------------------------------
 def resource_findings(rule_id: str, res: Res, settings: Settings) -> list[Finding]:
-    """Findings of a `RESOURCE_RULES` id on one resource ([] for other resource types)."""
+    """Findings of a per-resource rule on one resource alone ([] for other resource types)."""
     if res.type not in RESOURCE_RULES.get(rule_id, ()):
         return []
-    ctx = settings.ctx
-    if res.type in TARGET_GROUPS:
-        try:
-            lb = x.target_group(res.props, idle_timeout_s=settings.alb_idle_timeout_s)
-        except x.ExtractError:
-            return []  # a protocol the model does not cover (UDP, GENEVE, Lambda)
-        return [f for r in rules(rule_id) if r.scope == "lb" for f in r.check(res.name, lb, ctx)]
-    if res.type == R53_CHECK:
-        stack = minimal_stack(settings, failover=x.failover(res.props, {}, ""))
-        return [f for r in rules(rule_id) if r.scope == "stack" for f in r.check(stack, ctx)]
-    svc = x.workload(with_kind(res))
-    return accepted([f for r in rules(rule_id) for f in r.check(svc, ctx)], svc)
-
-
-# ---- the stack ------------------------------------------------------------------------------
-def service_findings(rule_id: str, bounds: Sequence[Bound], settings: Settings) -> list[Located]:
-    out: list[Located] = []
-    for b in bounds:
-        found = [f for r in rules(rule_id) for f in r.check(b.service, settings.ctx)]
-        out.extend((f, b.urn) for f in accepted(found, b.service))
-    return out
-
-
-def heartbeat_findings(rule_id: str, resources: Sequence[Res], bounds: Sequence[Bound],
-                       settings: Settings, unreadable: Unreadable) -> list[Located]:
-    out: list[Located] = []
-    for cm in heartbeat_configmaps(resources):
-        try:
-            config = x.heartbeat_config(cm.props)
-            deployment = next((w for w in of_type(resources, *WORKLOADS) if w.meta_name == config.service
-                               and w.namespace == config.lease.namespace), None)
-            hb = x.heartbeat_service(config, deployment.props if deployment is not None else None)
-        except x.ExtractError as err:
-            unreadable.problems.append((cm.urn, str(err)))
-            continue
-        watched = {(b.namespace, b.service.name): b for b in bounds}
-        pairs = [(spec, watched[(c.workload.namespace, c.workload.name)])
-                 for spec, c in zip(x.heartbeat_specs(config), config.specs)
-                 if (c.workload.namespace, c.workload.name) in watched]
-        services = {b.service.name: b for _, b in pairs}
-        stack = minimal_stack(settings, heartbeat=hb, heartbeat_specs=tuple(s for s, _ in pairs),
-                              services=tuple(b.service for b in services.values()))
-        found = [f for r in rules(rule_id) for f in r.check(stack, settings.ctx)]
-        accepts = {b.service.name: {a.id: a.reason for a in b.service.accept} for b in services.values()}
-        own = deployment.urn if deployment is not None else cm.urn
-        out.extend((f, services[f.service].urn if f.service in services else own)
-                   for f in apply_accepts(found, accepts))
-    return out
-
-
-def entry_service(bounds: Sequence[Bound], settings: Settings) -> Bound | None:
-    """The configured entry workload, else the only one behind an HTTP(S) target group."""
-    if settings.entry_service is not None:
-        return next((b for b in bounds if b.service.name == settings.entry_service), None)
-    http = [b for b in bounds if b.service.lb is not None and b.service.lb.kind == "alb"]
-    return http[0] if len(http) == 1 else None
-
-
-def checked_record(resources: Sequence[Res]) -> tuple[Res, Res] | None:
-    """(health check, record) of the failover pair; the primary's when there is one."""
-    checks = of_type(resources, R53_CHECK)
-    pairs = [(c, r) for r in of_type(resources, R53_RECORD) for c in checks if guards(c, r)]
-    primary = [p for p in pairs if any(x.get(f, "type") == "PRIMARY"
-                                       for f in x.items(x.get(p[1].props, "failoverRoutingPolicies")))]
-    return (primary or pairs or [None])[0]
-
-
-def guards(check: Res, record: Res) -> bool:
-    """The record names the health check by id (when known) or depends on it."""
-    check_id = known(check.props, "id")
-    return check.urn in record.deps or (check_id is not None and known(record.props, "healthCheckId") == check_id)
-
-
-def failover_findings(rule_id: str, resources: Sequence[Res], bounds: Sequence[Bound],
-                      settings: Settings, unreadable: Unreadable) -> list[Located]:
-    pair = checked_record(resources)
-    if pair is None:
-        return []
-    entry = entry_service(bounds, settings)
-    if entry is None:
-        unreadable.problems.append((pair[0].urn, "cannot tell the regional entry workload: "
-                                    "set the policy config key entry_service"))
-        return []
-    fo = x.failover(pair[0].props, pair[1].props, entry.service.name)
-    stack = minimal_stack(settings, services=(entry.service,), failover=fo)
-    found = [f for r in rules(rule_id) for f in r.check(stack, settings.ctx)]
-    return [(f, pair[0].urn) for f in accepted(found, entry.service)]
+    linked = link.link(resources_of([res]), settings.link_options)
+    return [j.finding for j in judge.judge(linked, settings.ctx) if j.finding.id == rule_id]
 
 
 def stack_findings(rule_id: str, resources: Sequence[Res], settings: Settings,
                    unreadable: Unreadable | None = None) -> list[Located]:
-    """Every finding of `rule_id` on the stack's resources (resource rules on each resource)."""
-    unreadable = unreadable if unreadable is not None else Unreadable()
-    if rule_id in RESOURCE_RULES:
-        return [(f, r.urn) for r in resources for f in readable(rule_id, r, settings, unreadable)]
-    bounds = bound_services(resources, settings, unreadable)
-    if rule_id in SERVICE_RULES:
-        return service_findings(rule_id, bounds, settings)
-    if rule_id in HEARTBEAT_RULES:
-        return heartbeat_findings(rule_id, resources, bounds, settings, unreadable)
-    return failover_findings(rule_id, resources, bounds, settings, unreadable)
-
-
-def readable(rule_id: str, res: Res, settings: Settings, unreadable: Unreadable) -> list[Finding]:
-    try:
-        return resource_findings(rule_id, res, settings)
-    except x.ExtractError as err:
-        unreadable.problems.append((res.urn, str(err)))
-        return []
+    """Every finding of `rule_id` on the stack's linked resources, with the URN it belongs to."""
+    found, problems = judged(resources, settings)
+    if unreadable is not None:
+        unreadable.problems.extend(problems)
+    return [(j.finding, j.owner.origin.id) for j in found if j.finding.id == rule_id]

@@ -15,7 +15,8 @@ from typing import Any
 from pulumi_policy import PolicyConfigSchema
 
 from timing import limits as L
-from timing.invariants import Ctx, parse_version
+from timing.lbkinds import ALB
+from timing.context import Ctx, parse_version
 
 NATIVE_SLEEP_VERSION = ".".join(str(n) for n in L.NATIVE_SLEEP_SINCE)
 
@@ -30,7 +31,7 @@ SCHEMA = PolicyConfigSchema(properties={
         "type": "integer", "minimum": 0,
         "description": "seconds until a new target receives traffic (default by kind: ALB 15, NLB 120)"},
     "alb_idle_timeout_s": {"type": "integer", "minimum": 1,
-                           "default": L.LBC_DEFAULTS["alb"]["idle_timeout_s"],
+                           "default": ALB.lbc_defaults["idle_timeout_s"],
                            "description": "idle timeout of the ALB the target groups are attached to"},
     "kubernetes_version": {"type": "string", "pattern": r"^1\.[0-9]{1,2}$", "default": NATIVE_SLEEP_VERSION,
                            "description": "cluster minor version, e.g. \"1.30\" (decides the native sleep preStop)"},
@@ -45,13 +46,20 @@ class Settings:
     margin_s: int = L.MARGIN_DEFAULT
     deregistration_propagation_s: int | None = None
     registration_propagation_s: int | None = None
-    alb_idle_timeout_s: int = L.LBC_DEFAULTS["alb"]["idle_timeout_s"]
+    alb_idle_timeout_s: int = ALB.lbc_defaults["idle_timeout_s"]
     kubernetes_version: str = NATIVE_SLEEP_VERSION
     entry_service: str | None = None
 
     @property
     def ctx(self) -> Ctx:
         return Ctx(self.margin_s, parse_version(self.kubernetes_version))
+
+    @property
+    def link_options(self) -> dict[str, Any]:
+        """What the linker takes from the policy config (see `timing.bind.link.link`)."""
+        return {"deregistration_propagation_s": self.deregistration_propagation_s,
+                "registration_propagation_s": self.registration_propagation_s,
+                "alb_idle_timeout_s": self.alb_idle_timeout_s, "entry_service": self.entry_service}
 
 
 def settings(config: Mapping[str, Any] | None) -> Settings:

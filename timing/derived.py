@@ -14,7 +14,7 @@ from timing import limits as L
 from timing.findings import Term
 
 if TYPE_CHECKING:
-    from timing.model import Failover, HeartbeatService, LoadBalancer, Probe, Service, Shutdown
+    from timing.model import FailoverTiming as Failover, HeartbeatService, LoadBalancer, Probe, Service
 
 
 def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
@@ -70,9 +70,18 @@ def surge_pods(svc: Service) -> int:
     return scaled(svc.rollout.max_surge, replicas(svc), round_up=True)
 
 
+def fencepost(svc: Service) -> bool:
+    """Both rollout bounds round to 0 pods (a percentage surge or unavailability of few
+    replicas): the Deployment controller then takes 1 pod down (`ResolveFenceposts` in
+    kubernetes/pkg/controller/deployment/util: "set maxUnavailable to 1")."""
+    # pragma below: mutmut's `round_up=None` is as falsy as False (an equivalent mutant)
+    down = scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)  # pragma: no mutate
+    return svc.kind == "Deployment" and down == 0 and surge_pods(svc) == 0
+
+
 def unavailable_pods(svc: Service) -> int:
     """Pods a rollout may take down at once (StatefulSets replace one pod at a time)."""
-    if svc.kind == "StatefulSet":
+    if svc.kind == "StatefulSet" or fencepost(svc):
         return 1
     # pragma below: mutmut's `round_up=None` is as falsy as False (an equivalent mutant)
     return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)  # pragma: no mutate
@@ -266,21 +275,3 @@ def failover_tolerance(fo: Failover) -> Term:
     return Term("tolerance", (fo.failure_threshold - 1) * fo.check_interval_s,
                 f"(failover.failure_threshold {fo.failure_threshold} - 1) × "
                 f"failover.check_interval_s {fo.check_interval_s}")
-
-
-# ---- what infra/ deploys -------------------------------------------------------------------------
-def prestop_action(shutdown: Shutdown, kubernetes_version: str) -> str:
-    """The preStop handler that carries the drain: "sleep" (the kubelet's native action),
-    "exec" (`sleep N` in the container) or "none".
-
-    `shutdown.prestop` wins when set. Otherwise the native action on clusters that have it
-    (`limits.NATIVE_SLEEP_SINCE`): an exec sleep needs a sleep binary, and on distroless
-    images its absence silently turns the drain into 0. A zero drain needs no hook at all
-    (older kubelets reject a zero-second sleep action)."""
-    from timing.invariants import parse_version
-
-    if shutdown.prestop is not None:
-        return shutdown.prestop
-    if shutdown.drain_s == 0:
-        return "none"
-    return "sleep" if parse_version(kubernetes_version) >= L.NATIVE_SLEEP_SINCE else "exec"

@@ -105,8 +105,30 @@ def slack(left: int, relation: str, right: int, margin: int = 0) -> int:
     raise ValueError(f"unknown relation {relation!r}")
 
 
-def judge(rule: str, severity: Severity, subject: str, left: Term, relation: str, right: Term,
-          fix: str, margin: int = 0, service: str = "") -> Finding:
+Outcome = Literal["ok", "broken", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a rule body returns: the relation it judged, both sides and the fix. A rule's
+    identity (id, severity) is not here: the registry declares it once and stamps it
+    (`timing.invariants.registry.stamp`). `case` names the severity where a rule declares two."""
+
+    subject: str
+    left: Term
+    relation: str
+    right: Term
+    margin_s: int
+    slack_s: int | None
+    fix: str
+    outcome: Outcome
+    needs: tuple[str, ...] = ()
+    service: str = ""  # the service whose `accept` list applies ("" = the stack's)
+    case: Severity | None = None
+
+
+def judge(subject: str, left: Term, relation: str, right: Term, fix: str, margin: int = 0,
+          service: str = "", case: Severity | None = None) -> Verdict:
     """Evaluate `left REL right` with the margin (see `slack`). Unknown inputs count as 0: a verdict that could
     flip for some value of them is reported as skipped, naming what would decide it."""
     assert isinstance(left.value, int) and isinstance(right.value, int)
@@ -115,17 +137,29 @@ def judge(rule: str, severity: Severity, subject: str, left: Term, relation: str
     helps, hurts = (left, right) if relation in (">=", ">") else (right, left)
     if (s >= 0 and hurts.unknown) or (s < 0 and helps.unknown):
         needs = tuple(dict.fromkeys(left.unknown + right.unknown))
-        return Finding(rule, severity, "skipped", subject, left, relation, right, margin, s, fix,
-                       needs, service=service)
-    status: Status = "ok" if s >= 0 else severity
-    return Finding(rule, severity, status, subject, left, relation, right, margin, s, fix,
-                   service=service)
+        return Verdict(subject, left, relation, right, margin, s, fix, "skipped", needs, service, case)
+    return Verdict(subject, left, relation, right, margin, s, fix, "ok" if s >= 0 else "broken",
+                   service=service, case=case)
 
 
-def holds(rule: str, severity: Severity, subject: str, ok: bool, left: Term, relation: str,
-          right: Term, fix: str, service: str = "") -> Finding:
+def holds(subject: str, ok: bool, left: Term, relation: str, right: Term, fix: str, service: str = "",
+          case: Severity | None = None) -> Verdict:
     """A relation that is not arithmetic (a label match, a flag that must be set)."""
     if not isinstance(ok, bool):  # a verdict is a bool: None must not read as "broken" or "ok"
         raise TypeError(f"holds() needs a bool verdict, got {ok!r}")
-    return Finding(rule, severity, "ok" if ok else severity, subject, left, relation, right, 0,
-                   None, fix, service=service)
+    return Verdict(subject, left, relation, right, 0, None, fix, "ok" if ok else "broken", service=service,
+                   case=case)
+
+
+def unknown(subject: str, left: Term, relation: str, right: Term, fix: str, needs: tuple[str, ...],
+            service: str = "") -> Verdict:
+    """A relation that is not arithmetic and cannot be decided: `needs` names what would decide it."""
+    return Verdict(subject, left, relation, right, 0, None, fix, "skipped", needs, service)
+
+
+def in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int, unit: str,
+             fix: str) -> Verdict:
+    """`value` within the API range lo–hi; the slack is the distance to the nearer bound."""
+    s = min(value - lo, hi - value)
+    return Verdict(subject, Term(label, value, source, (), unit), "in",
+                   Term("API range", f"{lo}–{hi}{unit}", ""), 0, s, fix, "ok" if s >= 0 else "broken")

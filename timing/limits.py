@@ -22,8 +22,10 @@ HC_TIMEOUT: Final = Range(2, 120)
 HC_THRESHOLD: Final = Range(2, 10)
 DEREGISTRATION_DELAY: Final = Range(0, 3600)
 SLOW_START: Final = Range(30, 900)  # or 0 (disabled)
-ALB_IDLE_TIMEOUT: Final = Range(1, 4000)
-NLB_TCP_IDLE_TIMEOUT: Final = 350  # fixed for TCP listeners
+ALB_IDLE_TIMEOUT: Final = Range(1, 4000)  # ALB attribute idle_timeout.timeout_seconds
+NLB_TCP_IDLE_TIMEOUT: Final = Range(60, 6000)  # NLB TCP listener attribute tcp.idle_timeout.seconds
+NLB_IDLE_TIMEOUT_DEFAULT: Final = 350  # NLB TCP default, and fixed for TLS listeners
+IDLE_TIMEOUT: Final = Range(1, 6000)  # any kind's (the kind's own range is lbkinds')
 PORT: Final = Range(1, 65535)
 PROPAGATION: Final = Range(0, 3600)
 
@@ -46,23 +48,9 @@ SECONDS: Final = Range(0, 86400)  # any other duration the model holds
 PERCENT: Final = Range(0, 100)
 
 # ---- Documented defaults (INVARIANTS.md) ----------------------------------------------
-# Per load-balancer kind: what the AWS Load Balancer Controller uses when an annotation is
-# absent, and how long the LB takes to act on (de)registration.
-LBC_DEFAULTS: Final = {
-    "alb": {"interval_s": 15, "timeout_s": 5, "healthy_threshold": 2, "unhealthy_threshold": 2,
-            "target_type": "instance", "idle_timeout_s": 60},
-    "nlb": {"interval_s": 10, "timeout_s": 10, "healthy_threshold": 3, "unhealthy_threshold": 3,
-            "target_type": "instance", "idle_timeout_s": NLB_TCP_IDLE_TIMEOUT},
-}
-AWS_API_DEFAULTS: Final = {
-    "alb": {"interval_s": 30, "timeout_s": 5, "healthy_threshold": 5, "unhealthy_threshold": 2},
-    "nlb": {"interval_s": 30, "timeout_s": 10, "healthy_threshold": 5, "unhealthy_threshold": 2},
-}
+# What differs by load-balancer kind (controller and API defaults, propagation delays) is in
+# `timing.lbkinds`.
 DEREGISTRATION_DELAY_DEFAULT: Final = 300
-PROPAGATION_DEFAULTS: Final = {
-    "alb": {"deregistration_propagation_s": 15, "registration_propagation_s": 15},
-    "nlb": {"deregistration_propagation_s": 120, "registration_propagation_s": 120},
-}
 ENDPOINT_PROPAGATION_DEFAULT: Final = 10
 CONTROLLER_GATE_POLL_S: Final = 15  # LBC re-checks target health for readiness gates
 STATEFULSET_SCHEDULE_DEFAULT: Final = 10

@@ -7,8 +7,13 @@ value that will be deployed (Kubernetes' own defaults, which `infra/` writes out
 explicitly) or a documented environmental fact (propagation delays, INVARIANTS.md);
 `lockstep plan` prints every resolved number.
 
-Cross-timeout rules are not here: they are plain functions in `timing.invariants`, and
-`Stack`'s validator only walks their registry and raises every error at once.
+Cross-timeout rules are not here and the model imports none of them: they are plain
+functions in `timing.invariants`, and validating a stack's numbers is a call
+(`timing.invariants.validate`), not a model hook.
+
+The module is long because it is one schema: every `lockstep:` key with its range and
+description, in the order `docs/CONFIG.md` prints them; split across files it would scatter
+the config's documentation.
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
-    ValidationInfo,
     model_validator,
 )
 
 from timing import limits as L
+from timing.lbkinds import KINDS
+from timing.references import reference_errors
 
 
 def _int(r: L.Range) -> Any:
@@ -86,7 +92,9 @@ class LoadBalancer(Strict):
     listener_port: _int(L.PORT) | None = None
     rule_priority: Annotated[int, Field(ge=1, le=50000, strict=True)] | None = None
     path_patterns: tuple[str, ...] = ("/*",)
-    idle_timeout_s: _int(L.ALB_IDLE_TIMEOUT)
+    idle_timeout_s: _int(L.IDLE_TIMEOUT) = Field(
+        description="the LB's idle timeout (ALB attribute 1–4000; NLB TCP listener 60–6000, default 350; "
+        "TLS fixed 350); the kind's own range is a rule's to judge")
     health_check: HealthCheck
     deregistration_delay_s: _int(L.DEREGISTRATION_DELAY)
     slow_start_s: _int(L.Range(0, L.SLOW_START.hi)) = 0
@@ -106,14 +114,16 @@ class LoadBalancer(Strict):
 
 
 def fill_lb_defaults(data: dict[str, Any]) -> dict[str, Any]:
-    kind = data.get("kind")
+    kind = KINDS.get(data["kind"]) if isinstance(data.get("kind"), str) else None
     out = dict(data)
-    for key, value in L.PROPAGATION_DEFAULTS.get(kind, {}).items():
-        out.setdefault(key, value)
+    if kind is not None:
+        for key, value in kind.propagation.items():
+            out.setdefault(key, value)
+        protocol = out.get("protocol")
+        if isinstance(protocol, str) and protocol in kind.idle_timeout_default:
+            out.setdefault("idle_timeout_s", kind.idle_timeout_default[protocol])
     if "removal" not in out and out.get("target_type") in ("ip", "instance"):
         out["removal"] = ("deregistration",) if out["target_type"] == "ip" else ("endpoints",)
-    if kind == "nlb" and out.get("protocol") in ("TCP", "TLS"):
-        out.setdefault("idle_timeout_s", L.NLB_TCP_IDLE_TIMEOUT)
     return out
 
 
@@ -225,7 +235,11 @@ class ReadinessGate(Strict):
     deploys; `audit` and the policy pack fill them from what they observe."""
 
     namespace_labelled: bool = True
-    injected_after_binding: bool = True
+    injected_after_binding: bool | None = Field(
+        default=True, description="the Service and TargetGroupBinding existed before the pods "
+        "(the webhook injects the gate only at pod creation); null: unknown")
+    declared: bool = Field(default=False, description="the pod template itself declares the gate "
+                           "(no webhook injection needed)")
 
 
 class Resources(Strict):
@@ -302,7 +316,8 @@ class HeartbeatService(Strict):
     lease_duration_s: _int(L.Range(1, 3600)) = 15
     lease_renew_deadline_s: _int(L.Range(1, 3600)) = 10
     lease_retry_period_s: _int(L.Range(1, 3600)) = 2
-    warmup_s: Seconds
+    warmup_s: Seconds | None = Field(description="start to first successful readiness check; null only "
+                                     "where no resource states it (audit, policies): a stack config must")
     probes: Probes
     min_ready_s: _int(L.MIN_READY) = 0
     shutdown: Shutdown
@@ -346,7 +361,9 @@ class HeartbeatSpec(Strict):
     service: Name = Field(description="the watched service (a stack service name)")
     loss_time_s: _int(L.Range(1, 86400))
     recovery_time_s: Seconds
-    max_outage_s: _int(L.Range(1, 86400))
+    max_outage_s: _int(L.Range(1, 86400)) | None = Field(
+        description="the agreed outage budget; null only where no resource states it (audit, "
+        "policies): a stack config must")
     affected: AffectedPattern
 
 
@@ -363,18 +380,38 @@ class Region(Strict):
     lb_zone_id: str | None = None
 
 
-class Failover(Strict):
+class FailoverTiming(Strict):
+    """What the failover rules read. The policy pack and the audit build this much from a
+    Route 53 health check and its record; what no resource states is null (unknown)."""
+
     mode: Literal["negotiate", "dns"]
     routing: Literal["failover", "weighted"] = "failover"
-    entry_service: Name = Field(description="the regional entry service (a stack service name)")
+    entry_service: Name | None = Field(description="the regional entry service; null: not known (one health "
+                                       "check alone names none)")
     check_interval_s: _int(L.Range(1, 3600)) = Field(description="negotiate: poll; dns: Route 53 request interval")
     failure_threshold: _int(L.Range(1, 100))
     ttl_s: _int(L.DNS_TTL) | None = Field(default=None, description="dns, non-alias records only")
     alias: bool = False
+    client_reconnect_s: Seconds | None = Field(description="null: unknown (rules that need it are skipped)")
+    rto_s: _int(L.Range(1, 86400)) | None = Field(description="null: unknown (rules that need it are skipped)")
+    failback_checks: _int(L.Range(1, 100)) | None = Field(
+        description="passing checks before the primary is used again; null: unknown")
+    failback_close: Literal["never", "staggered", "immediate"] = "staggered"
+
+    @model_validator(mode="after")
+    def _ttl(self) -> FailoverTiming:
+        if self.alias and self.ttl_s not in (None, L.R53_ALIAS_TTL):
+            raise ValueError(f"alias records have a fixed {L.R53_ALIAS_TTL}s TTL: leave ttl_s unset")
+        return self
+
+
+class Failover(FailoverTiming):
+    """A stack's failover: every timing fact stated (a stack config knows them), and the regions."""
+
+    entry_service: Name = Field(description="the regional entry service (a stack service name)")
     client_reconnect_s: Seconds
     rto_s: _int(L.Range(1, 86400))
     failback_checks: _int(L.Range(1, 100)) = Field(description="passing checks before the primary is used again")
-    failback_close: Literal["never", "staggered", "immediate"] = "staggered"
     hosted_zone_id: str | None = None
     record_name: str | None = None
     regions: tuple[Region, ...] = Field(min_length=2)
@@ -383,8 +420,6 @@ class Failover(Strict):
     def _shape(self) -> Failover:
         if self.mode == "dns" and not self.alias and self.ttl_s is None:
             raise ValueError("dns mode without alias records needs ttl_s")
-        if self.alias and self.ttl_s not in (None, L.R53_ALIAS_TTL):
-            raise ValueError(f"alias records have a fixed {L.R53_ALIAS_TTL}s TTL: leave ttl_s unset")
         if self.routing == "failover" and sorted(r.role for r in self.regions) != ["primary", "secondary"]:
             raise ValueError("failover routing needs exactly one primary and one secondary region")
         return self
@@ -400,15 +435,12 @@ class Stack(Strict):
     heartbeat_specs: tuple[HeartbeatSpec, ...] = ()
     failover: Failover | None = None
 
-    @model_validator(mode="after")
-    def _references_and_invariants(self, info: ValidationInfo) -> Stack:
-        from timing.references import reference_errors
+    accept: tuple[Accept, ...] = Field(
+        default=(), description="findings of the stack itself (watchdog, heartbeat, failover) it breaks on purpose")
 
+    @model_validator(mode="after")
+    def _references(self) -> Stack:
         problems = reference_errors(self)
         if problems:
             raise ValueError("; ".join(problems))
-        if not (info.context or {}).get("skip_invariants"):
-            from timing.invariants import raise_errors
-
-            raise_errors(self)
         return self

@@ -26,6 +26,12 @@ def reference_errors(stack: Stack) -> list[str]:
         if spec.service not in known:
             problems.append(f"heartbeat_specs.{i}.service: unknown service {spec.service!r} "
                             f"(known: {', '.join(sorted(known))})")
+    # Unknown (null) only where resources cannot say it; a stack config states its own budget.
+    for i, spec in enumerate(stack.heartbeat_specs):
+        if spec.max_outage_s is None:
+            problems.append(f"heartbeat_specs.{i}.max_outage_s: required (the agreed outage budget)")
+    if stack.heartbeat is not None and stack.heartbeat.warmup_s is None:
+        problems.append("heartbeat.warmup_s: required (start to first successful readiness check)")
     if stack.heartbeat_specs and stack.heartbeat is None:
         problems.append("heartbeat: heartbeat_specs are set but no heartbeat service is declared")
     if stack.watchdog is not None:

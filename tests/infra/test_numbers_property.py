@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.infra.support import example_values, render
 from timing.config import stack_from_config
-from timing.derived import prestop_action
+from timing.conventions import prestop_action
 from timing.heartbeat_config import CONFIGMAP_KEY
 from timing.invariants import errors, evaluate
 from timing.model import Probe, Stack

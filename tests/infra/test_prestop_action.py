@@ -1,10 +1,10 @@
-"""`timing.derived.prestop_action`: which preStop handler carries the drain."""
+"""`timing.conventions.prestop_action`: which preStop handler carries the drain."""
 
 from __future__ import annotations
 
 import pytest
 
-from timing.derived import prestop_action
+from timing.conventions import prestop_action
 from timing.model import Shutdown
 
 
@@ -23,6 +23,8 @@ def test_the_model_override_wins_over_the_version():
     assert prestop_action(shutdown(prestop="sleep"), "1.29") == "sleep"
 
 
-def test_a_zero_drain_needs_no_hook_unless_one_is_asked_for():
+def test_a_zero_drain_needs_no_hook_even_when_one_is_asked_for():
+    """`exec sleep 0` would only add a failure mode (no sleep binary in a distroless image)."""
     assert prestop_action(shutdown(drain=0), "1.30") == "none"
-    assert prestop_action(shutdown(drain=0, prestop="exec"), "1.30") == "exec"
+    assert prestop_action(shutdown(drain=0, prestop="exec"), "1.30") == "none"
+    assert prestop_action(shutdown(drain=0, prestop="sleep"), "1.29") == "none"

@@ -86,7 +86,7 @@ CASES = [
      "(lb.registration_propagation_s 15 + lb.health_check.interval_s 5 + lb.health_check.timeout_s 4) + "
      "margin 5s  slack -29s → add a readiness gate or raise rollout.min_ready_s"),
     ("readiness-gate-can-pass", {"api-rule:actions": []}, f"{DEP}::api-deployment",
-     "ERROR readiness-gate-can-pass  api: readiness gate needs (readiness_gate) not in missing a target group "
+     "ERROR readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) not in missing a target group "
      "attached to a load balancer → provide a target group attached to a load balancer"),
     ("progress-deadline-covers-pod-ready", {"feed-deployment:spec:progressDeadlineSeconds": 35.0},
      f"{DEP}::feed-deployment",
@@ -99,11 +99,6 @@ CASES = [
     ("pdb-allows-eviction", {"feed-pdb:spec:minAvailable": 2.0}, f"{DEP}::feed-deployment",
      "ERROR pdb-allows-eviction  feed: allowed disruptions 0 (pdb.min_available 2 of 2 replicas) < minimum 1  "
      "slack -1 → lower pdb.min_available below replicas (or accept it for a singleton)"),
-    ("pdb-selects-workload", {"feed-pdb:spec:selector:matchLabels": {"app.kubernetes.io/name": "football"}},
-     f"{DEP}::feed-deployment",
-     "ERROR pdb-selects-workload  feed: pdb selector app.kubernetes.io/name=football (pdb.selector) not in pod "
-     "labels app.kubernetes.io/name=feed (labels) → make pdb.selector a subset of the pod labels (or leave it "
-     "unset)"),
     ("hpa-owns-replicas", {"api-deployment:spec:replicas": 3.0}, f"{DEP}::api-deployment",
      "WARNING hpa-owns-replicas  api: replicas set (replicas) ≠ with an hpa unset → remove replicas: every apply "
      "resets the count the HPA chose"),
@@ -134,7 +129,7 @@ def with_runtime(**changes: object) -> dict:
 
 
 FEED = urn(DEP, "feed-deployment")
-HEARTBEAT = urn(DEP, "heartbeat-deployment")
+HEARTBEAT = urn("kubernetes:core/v1:ConfigMap", "heartbeat-config")  # the heartbeat's numbers
 HEARTBEAT_CASES = [
     ("heartbeat-rides-out-pod-replacement", {"loss_time_s": 39}, FEED,
      "ERROR heartbeat-rides-out-pod-replacement  feed-live (feed): loss_time 39s (loss_time_s) < replace_time + "
@@ -168,3 +163,12 @@ def test_a_heartbeat_lease_outlasting_the_client_timeout_makes_a_deploy_visible(
         "ERROR heartbeat-deploy-invisible  heartbeat: silence 31s (heartbeat.lease_duration_s 24 + "
         "heartbeat.lease_retry_period_s 2 + heartbeat.publish_interval_s 5) ≥ client_timeout 30s "
         "(heartbeat.client_timeout_s)  slack -2s → shorten the lease or raise heartbeat.client_timeout_s", HEARTBEAT)]
+
+
+def test_a_pdb_selecting_none_of_the_pods_protects_nothing_and_is_never_paired_by_name():
+    """The eviction API applies a PDB to the pods its selector selects: a PDB named like the
+    workload whose selector misses it is no PDB of that workload (its rules see none)."""
+    stack = edited({"feed-pdb:spec:selector:matchLabels": {"app.kubernetes.io/name": "football"},
+                    "feed-pdb:spec:minAvailable": 2.0})
+    assert violations("pdb-allows-eviction", stack) == []
+    assert "pdb-selects-workload" not in [p.name for p in all_policies()]

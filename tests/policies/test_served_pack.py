@@ -22,20 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 LEVELS = {"advisory": 0, "mandatory": 1}  # pulumirpc.EnforcementLevel
 
 
-@pytest.fixture(scope="module")
-def analyzer():
-    proc = subprocess.Popen([sys.executable, "-m", "policies"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    try:
-        port = proc.stdout.readline().decode().strip()
-        assert port.isdigit(), "the pack did not print its port"
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            yield analyzer_pb2_grpc.AnalyzerStub(channel)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 def struct(props: dict) -> struct_pb2.Struct:
     out = struct_pb2.Struct()
     out.update(props)

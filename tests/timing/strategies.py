@@ -18,7 +18,9 @@ from hypothesis.errors import InvalidArgument
 
 from timing.config import EXAMPLE, lockstep_values
 from timing.findings import Finding
-from timing.invariants import errors, evaluate
+from timing.findings import Verdict
+from timing.invariants import BY_ID, errors, evaluate
+from timing.invariants.registry import stamp
 from timing.model import Stack
 
 # Indices of the example's services (the example file is the fixture).
@@ -61,7 +63,7 @@ DELETE = object()
 def build(changes: dict[str, Any] | None = None, values: dict[str, Any] | None = None) -> Stack:
     """The example with `changes`, validated for shape only (rules are judged separately)."""
     data = edit(base() if values is None else values, changes or {})
-    return Stack.model_validate(data, context={"skip_invariants": True})
+    return Stack.model_validate(data)
 
 
 def error_ids(stack: Stack) -> set[str]:
@@ -70,6 +72,11 @@ def error_ids(stack: Stack) -> set[str]:
 
 def findings_of(stack: Stack, rule: str, subject: str | None = None) -> list[Finding]:
     return [f for f in evaluate(stack) if f.id == rule and (subject is None or f.subject == subject)]
+
+
+def stamped(rule: str, verdicts: list[Verdict]) -> list[Finding]:
+    """A rule body's verdicts as the walk reports them (the registry's id and severity)."""
+    return [stamp(BY_ID[rule], v) for v in verdicts]
 
 
 def only(stack: Stack, rule: str, subject: str | None = None) -> Finding:
@@ -168,7 +175,7 @@ def varied_values(draw: st.DrawFn, knobs: tuple[str, ...] | None = None) -> dict
 
 def varied_stacks(knobs: tuple[str, ...] | None = None) -> st.SearchStrategy[Stack]:
     return varied_values(knobs).map(
-        lambda v: Stack.model_validate(v, context={"skip_invariants": True}))
+        lambda v: Stack.model_validate(v))
 
 
 def knobs_under(prefix: str) -> tuple[str, ...]:

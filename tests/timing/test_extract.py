@@ -15,6 +15,7 @@ from timing import extract as x
 from timing import limits as L
 from timing.heartbeat_config import CONFIGMAP_KEY
 from timing.model import (
+    FailoverTiming,
     Accept, AppFacts, Exec, Grpc, HealthCheck, Hpa, HttpGet, Pdb, Probe, Probes, ReadinessGate, Rollout,
     Shutdown, TcpSocket,
 )
@@ -434,7 +435,7 @@ def test_an_http_target_group_without_settings_takes_the_aws_api_defaults():
 
 def test_a_tcp_target_group_is_an_nlb_with_its_defaults():
     lb = x.target_group({"protocol": "TCP", "port": 7000, "targetType": "ip"})
-    assert (lb.kind, lb.removal, lb.idle_timeout_s) == ("nlb", ("deregistration",), L.NLB_TCP_IDLE_TIMEOUT)
+    assert (lb.kind, lb.removal, lb.idle_timeout_s) == ("nlb", ("deregistration",), L.NLB_IDLE_TIMEOUT_DEFAULT)
     assert lb.health_check == HealthCheck(protocol="TCP", interval_s=30, timeout_s=10,
                                           healthy_threshold=5, unhealthy_threshold=2)
     assert (lb.deregistration_propagation_s, lb.registration_propagation_s) == (120, 120)
@@ -500,7 +501,8 @@ def test_failover_from_a_ttl_record_keeps_unstated_facts_unknown():
     assert (fo.mode, fo.routing, fo.entry_service, fo.check_interval_s, fo.failure_threshold) == (
         "dns", "failover", "api", 10, 3)
     assert (fo.ttl_s, fo.alias, fo.client_reconnect_s, fo.rto_s, fo.failback_checks) == (60, False, None, None, None)
-    assert fo.regions == ()
+    # the timing a record states, as a validated model: no regions, none invented
+    assert type(fo) is FailoverTiming and FailoverTiming.model_validate(fo.model_dump()) == fo
 
 
 def test_failover_from_an_alias_record_has_no_ttl_and_weighted_routing_is_seen():

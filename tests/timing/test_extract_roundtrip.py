@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from timing import conventions
 from timing import extract as x
 from timing import limits as L
 from timing.config import read_stack_file
@@ -68,7 +69,7 @@ def render_prestop(sd: Shutdown) -> dict:
 
 
 def annotations(svc: Service) -> dict[str, str]:
-    out = {f"lockstep.dev/{a}": str(getattr(svc.app, f)) for f, a in x.APP_ANNOTATIONS.items()
+    out = {f"lockstep.dev/{a}": str(getattr(svc.app, f)) for f, a in conventions.APP_ANNOTATIONS.items()
            if getattr(svc.app, f) is not None}
     if svc.shutdown.finish_s is not None:
         out["lockstep.dev/finish-seconds"] = str(svc.shutdown.finish_s)

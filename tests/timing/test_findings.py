@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from timing.findings import NEGATION, PRETTY, Finding, Term, holds, judge, slack
+from timing.findings import NEGATION, PRETTY, Finding, Term, Verdict, holds, in_range, judge, slack, unknown
 
 ints = st.integers(-1000, 1000)
 
@@ -44,10 +44,10 @@ def t(value: int, source: str, unknown: bool = False) -> Term:
 @pytest.mark.parametrize(("rel", "lv", "rv", "unknown_side", "status"), [
     # >= : a bigger left helps. Unknown counts as 0.
     (">=", 5, 0, "right", "skipped"),   # passes with right=0, could fail for a larger right
-    (">=", 0, 5, "right", "error"),     # fails even at right=0: a larger right only makes it worse
+    (">=", 0, 5, "right", "broken"),     # fails even at right=0: a larger right only makes it worse
     (">=", 0, 5, "left", "skipped"),    # fails at left=0, a larger left could pass
     (">=", 5, 0, "left", "ok"),         # passes with the known part alone: more left only helps
-    ("<=", 5, 0, "left", "error"),      # left+0 > right: a larger left only makes it worse
+    ("<=", 5, 0, "left", "broken"),      # left+0 > right: a larger left only makes it worse
     ("<=", 0, 5, "left", "skipped"),    # passes at left=0, a larger left could break it
     ("<=", 5, 0, "right", "skipped"),   # fails at right=0, a larger right could pass
     ("<=", 0, 5, "right", "ok"),
@@ -61,50 +61,62 @@ def t(value: int, source: str, unknown: bool = False) -> Term:
 def test_an_unknown_input_decides_only_when_no_value_could_flip_the_verdict(rel, lv, rv, unknown_side, status) -> None:
     left = t(lv, "a", unknown_side == "left")
     right = t(rv, "b", unknown_side == "right")
-    f = judge("rule-x", "error", "svc", left, rel, right, "fix it")
-    assert f.status == status
+    f = judge("svc", left, rel, right, "fix it")
+    assert f.outcome == status
     unknown = ("a",) if unknown_side == "left" else ("b",)
     assert f.needs == (unknown if status == "skipped" else ())
 
 
 def test_known_inputs_are_never_skipped() -> None:
-    assert judge("r-x", "warning", "s", t(1, "a"), ">=", t(2, "b"), "f").status == "warning"
-    assert judge("r-x", "error", "s", t(2, "a"), ">=", t(2, "b"), "f").status == "ok"
+    assert judge("s", t(1, "a"), ">=", t(2, "b"), "f").outcome == "broken"
+    assert judge("s", t(2, "a"), ">=", t(2, "b"), "f").outcome == "ok"
 
 
 def test_a_skipped_finding_names_every_unknown_input_once_in_order() -> None:
     left = Term("x", 0, "x + y", ("a", "b"))
     right = Term("z", 3, "z", ("b", "c"))
-    f = judge("r-x", "error", "s", left, ">=", right, "f")
-    assert (f.status, f.needs, f.slack_s) == ("skipped", ("a", "b", "c"), -3)
+    f = judge("s", left, ">=", right, "f")
+    assert (f.outcome, f.needs, f.slack_s) == ("skipped", ("a", "b", "c"), -3)
 
 
 def test_judge_carries_every_field_into_the_finding() -> None:
-    f = judge("r-x", "error", "subj", t(3, "a"), "<=", t(10, "b"), "the fix", margin=2, service="svc")
-    assert f == Finding("r-x", "error", "ok", "subj", t(3, "a"), "<=", t(10, "b"), 2, 5, "the fix", (), "", "svc")
-    g = judge("r-x", "error", "subj", t(3, "a", True), ">=", t(10, "b"), "the fix", margin=2, service="svc")
-    assert (g.service, g.margin_s, g.fix, g.severity) == ("svc", 2, "the fix", "error")
+    f = judge("subj", t(3, "a"), "<=", t(10, "b"), "the fix", margin=2, service="svc", case="warning")
+    assert f == Verdict("subj", t(3, "a"), "<=", t(10, "b"), 2, 5, "the fix", "ok", (), "svc", "warning")
+    g = judge("subj", t(3, "a", True), ">=", t(10, "b"), "the fix", margin=2, service="svc")
+    assert (g.service, g.margin_s, g.fix, g.case, g.outcome) == ("svc", 2, "the fix", None, "skipped")
 
 
 def test_judge_accepts_only_numbers() -> None:
     with pytest.raises(AssertionError):
-        judge("r-x", "error", "s", Term("a", "x", "a"), ">=", t(1, "b"), "f")
+        judge("s", Term("a", "x", "a"), ">=", t(1, "b"), "f")
     with pytest.raises(AssertionError):
-        judge("r-x", "error", "s", t(1, "b"), ">=", Term("a", "x", "a"), "f")
+        judge("s", t(1, "b"), ">=", Term("a", "x", "a"), "f")
 
 
 def test_holds_refuses_a_verdict_that_is_not_a_bool() -> None:
     with pytest.raises(TypeError, match=r"^holds\(\) needs a bool verdict, got None$"):
-        holds("r-x", "warning", "s", None, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix")  # type: ignore[arg-type]
+        holds("s", None, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix")  # type: ignore[arg-type]
 
 
 def test_holds_reports_a_relation_without_slack() -> None:
-    ok = holds("r-x", "warning", "s", True, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix", service="svc")
-    assert ok == Finding("r-x", "warning", "ok", "s", Term("a", "x", "sa"), "==", Term("b", "y", ""), 0, None,
-                         "fix", (), "", "svc")
-    bad = holds("r-x", "warning", "s", False, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix")
-    assert (bad.status, bad.service) == ("warning", "")
-    assert bad.render() == "WARNING r-x  s: a x (sa) ≠ b y → fix"
+    ok = holds("s", True, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix", service="svc", case="error")
+    assert ok == Verdict("s", Term("a", "x", "sa"), "==", Term("b", "y", ""), 0, None, "fix", "ok", (), "svc", "error")
+    bad = holds("s", False, Term("a", "x", "sa"), "==", Term("b", "y", ""), "fix")
+    assert (bad.outcome, bad.service, bad.case) == ("broken", "", None)
+
+
+def test_unknown_reports_a_relation_that_cannot_be_decided_with_what_decides_it() -> None:
+    v = unknown("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), "fix", ("f.g",), service="svc")
+    assert v == Verdict("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), 0, None, "fix", "skipped", ("f.g",), "svc")
+
+
+@pytest.mark.parametrize(("value", "outcome", "slack"), [(5, "ok", 0), (7, "ok", 2), (10, "ok", 0), (4, "broken", -1),
+                                                         (11, "broken", -1)])
+def test_in_range_holds_between_both_bounds_and_counts_slack_to_the_nearer(value, outcome, slack) -> None:
+    v = in_range("s", "interval", "lb.x", value, 5, 10, "s", "set lb.x within 5–10")
+    assert (v.outcome, v.slack_s, v.relation) == (outcome, slack, "in")
+    assert v.left == Term("interval", value, "lb.x", (), "s") and v.right == Term("API range", "5–10s", "")
+    assert (v.fix, v.margin_s, v.needs, v.service, v.case) == ("set lb.x within 5–10", 0, (), "", None)
 
 
 # ---- Term.render ----------------------------------------------------------------------------------

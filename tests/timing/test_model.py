@@ -8,7 +8,8 @@ from pydantic import ValidationError
 
 from tests.timing.strategies import DELETE, base, build, edit
 from timing import limits as L
-from timing.derived import prestop_action
+from timing.conventions import prestop_action
+from timing.invariants import InvariantErrors, validate
 from timing.model import HealthCheck, Shutdown, Stack, fill_lb_defaults
 
 
@@ -160,7 +161,8 @@ def test_the_model_fills_the_documented_defaults() -> None:
 @pytest.mark.parametrize(("prestop", "drain", "version", "action"), [
     (None, 20, "1.30", "sleep"), (None, 20, "1.31", "sleep"), (None, 20, "1.29", "exec"),
     (None, 0, "1.30", "none"), (None, 0, "1.29", "none"), ("exec", 20, "1.30", "exec"),
-    ("sleep", 20, "1.29", "sleep"), ("none", 20, "1.30", "none"), ("exec", 0, "1.30", "exec"),
+    ("sleep", 20, "1.29", "sleep"), ("none", 20, "1.30", "none"),
+    ("exec", 0, "1.30", "none"),  # a zero drain needs no hook: `exec sleep 0` would only add a failure mode
 ])
 def test_the_drain_uses_the_native_sleep_action_where_the_cluster_has_it(prestop, drain, version, action) -> None:
     sd = Shutdown(drain_s=drain, finish_s=1, grace_s=60, prestop=prestop)
@@ -169,7 +171,9 @@ def test_the_drain_uses_the_native_sleep_action_where_the_cluster_has_it(prestop
 
 def test_a_stack_passes_validation_only_with_its_invariants() -> None:
     values = edit(base(), {"services.0.shutdown.drain_s": 19})
-    with pytest.raises(ValidationError, match="drain-covers-lb-detection"):
-        Stack.model_validate(values)
-    assert Stack.model_validate(values, context={"skip_invariants": True}).services[0].shutdown.drain_s == 19
+    with pytest.raises(InvariantErrors, match="drain-covers-lb-detection"):
+        validate(values)
+    # the model holds types only: validating it runs no rule
+    assert Stack.model_validate(values).services[0].shutdown.drain_s == 19
+    assert validate(edit(base(), {})).services[0].shutdown.drain_s == 20
     assert Stack.model_validate(edit(base(), {"watchdog": DELETE})).watchdog is None

@@ -31,9 +31,9 @@ def test_a_pdb_selecting_the_name_label_selects_nothing_when_the_pods_lack_it():
                                   "pdb": Pdb(min_available=1,
                                              selector={"app.kubernetes.io/name": "football-feed"})})
     [finding] = pdb_selects_workload(seen, context(stack))
-    assert finding.status == "error"
+    assert finding.outcome == "broken"
     matching = seen.model_copy(update={"pdb": Pdb(min_available=1, selector={"app": "feed"})})
-    assert pdb_selects_workload(matching, context(stack))[0].status == "ok"
+    assert pdb_selects_workload(matching, context(stack))[0].outcome == "ok"
 
 
 def test_extraction_keeps_exactly_the_template_labels():
@@ -51,7 +51,7 @@ def test_extraction_keeps_exactly_the_template_labels():
 
 
 def test_name_labels_adds_the_generated_name_label_only_when_asked():
-    from timing.invariants.kube import name_labels
+    from timing.conventions import name_labels
 
     assert name_labels("heartbeat", {}, name_label=True) == {"app.kubernetes.io/name": "heartbeat"}
     assert name_labels("heartbeat", {"app": "hb"}, name_label=False) == {"app": "hb"}

@@ -115,7 +115,7 @@ def test_an_entry_service_that_keeps_capacity_never_flips_the_region() -> None:
     f = only(build({"failover.failure_threshold": 1, "failover.failback_checks": 1}), "failover-ignores-deploys")
     assert f.render() == (
         "OK failover-ignores-deploys  failover: entry service api (failover.entry_service) = rollout keeps capacity "
-        "(rollout-keeps-capacity)")
+        "(failover.entry_service rollout)")
 
 
 def test_an_ungated_entry_service_blips_for_detection_and_ungated_admission() -> None:
@@ -156,3 +156,18 @@ def test_closing_secondary_connections_at_once_is_a_warning() -> None:
         "WARNING failback-is-deliberate  failover: close secondary immediate (failover.failback_close) not in "
         "deliberate never or staggered → close secondary connections in a staggered step, or let clients stay")
     assert findings_of(build({"failover.failback_close": "never"}), "failback-is-deliberate")[1].status == "ok"
+
+
+def test_a_health_check_that_names_no_entry_service_judges_only_its_own_values() -> None:
+    """What one Route 53 health check says (no record, no entry service) is enough for its
+    ranges, and nothing for the rules that need the entry workload."""
+    from timing.context import Scene, context
+    from timing.invariants import walk
+    from timing.model import FailoverTiming
+
+    stack = build()
+    fo = FailoverTiming(mode="dns", entry_service=None, check_interval_s=10, failure_threshold=3,
+                        client_reconnect_s=None, rto_s=None, failback_checks=None)
+    found = walk(Scene(services=stack.services, failover=fo), context(stack), scopes=("stack",))
+    assert {f.id for f in found if f.id.startswith("failover-ignores")} == set()
+    assert {f.status for f in found if f.id == "lb-values-in-range"} == {"ok"}

@@ -175,8 +175,23 @@ def test_both_surge_and_unavailable_zero_prints_the_api_rule() -> None:
     stack = build({f"{F}.rollout.max_surge": 0})
     assert error_ids(stack) == {"rollout-keeps-capacity"}
     assert only(stack, "rollout-keeps-capacity", "football-feed").render() == (
-        "ERROR rollout-keeps-capacity  football-feed: max_surge 0 pods (rollout.max_surge) not in allowed "
-        "surge ≥ 1 or unavailable ≥ 1 (Kubernetes API) → set rollout.max_surge ≥ 1 (both 0 is rejected by the API)")
+        "ERROR rollout-keeps-capacity  football-feed: max_surge 0 (rollout.max_surge) not in allowed not 0 "
+        "together with rollout.max_unavailable 0 (Kubernetes API) → set rollout.max_surge ≥ 1 (the API rejects "
+        "max_surge and max_unavailable both 0)")
+
+
+def test_bounds_that_only_round_to_zero_take_one_pod_down_as_the_controller_does() -> None:
+    """A percentage surge of 0% with max_unavailable 10% of 3 replicas: both round to 0 pods,
+    the API accepts it, and the Deployment controller takes 1 pod down (ResolveFenceposts)."""
+    stack = build({f"{F}.rollout.max_surge": "0%", f"{F}.rollout.max_unavailable": "10%", f"{F}.replicas": 3,
+                   f"{F}.pdb": DELETE})
+    found = only(stack, "rollout-keeps-capacity", "football-feed")
+    assert (found.status, found.severity, found.left.value) == ("warning", "warning", 1)
+    assert "both round to 0 pods: the controller takes 1 down" in found.left.source
+    single = build({f"{F}.rollout.max_surge": "0%", f"{F}.rollout.max_unavailable": "10%", f"{F}.replicas": 1,
+                    f"{F}.pdb": DELETE})
+    broken = only(single, "rollout-keeps-capacity", "football-feed")
+    assert (broken.status, broken.left.value) == ("error", 0)
 
 
 def test_taking_pods_down_with_capacity_left_is_a_warning() -> None:
@@ -236,8 +251,17 @@ def test_a_gate_that_cannot_pass_breaks_both_gate_rules() -> None:
     stack = build({f"{A}.readiness_gate.namespace_labelled": False})
     assert error_ids(stack) == {"rollout-waits-for-lb", "readiness-gate-can-pass"}
     assert only(stack, "rollout-waits-for-lb").render() == (
-        "ERROR rollout-waits-for-lb  api: readiness gate cannot pass (readiness_gate) ≠ required can pass → "
-        "fix readiness-gate-can-pass, or drop the gate and raise rollout.min_ready_s")
+        "ERROR rollout-waits-for-lb  api: min_ready 0s (rollout.min_ready_s) < lb_admit_new 24s "
+        "(lb.registration_propagation_s 15 + lb.health_check.interval_s 5 + lb.health_check.timeout_s 4) + "
+        "margin 5s  slack -29s → make the readiness gate passable, or raise rollout.min_ready_s")
+
+
+@pytest.mark.parametrize(("min_ready", "broken"), [(29, set()), (28, {"rollout-waits-for-lb"})])
+def test_a_gate_that_cannot_pass_is_covered_by_a_long_enough_min_ready(min_ready, broken) -> None:
+    """The catalogue's "or": minReadySeconds ≥ lb_admit_new + margin satisfies the rule even
+    when a declared gate cannot pass; only readiness-gate-can-pass then fails."""
+    stack = build({f"{A}.readiness_gate.namespace_labelled": False, f"{A}.rollout.min_ready_s": min_ready})
+    assert error_ids(stack) == {"readiness-gate-can-pass"} | broken
 
 
 def test_a_gate_that_can_pass_makes_the_rollout_wait_for_the_lb() -> None:
@@ -255,7 +279,7 @@ def test_a_gate_on_instance_targets_never_passes_and_says_why() -> None:
     stack = build({f"{A}.lb.target_type": "instance"})
     assert error_ids(stack) == {"readiness-gate-can-pass"}
     assert only(stack, "readiness-gate-can-pass").render() == (
-        "ERROR readiness-gate-can-pass  api: readiness gate needs (readiness_gate) not in missing IP targets → "
+        "ERROR readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) not in missing IP targets → "
         "provide IP targets")
 
 
@@ -263,7 +287,7 @@ def test_a_gate_missing_everything_lists_every_missing_piece() -> None:
     stack = build({f"{A}.lb.target_type": "instance", f"{A}.lb.attach_to_arn": None,
                    f"{A}.readiness_gate": {"namespace_labelled": False, "injected_after_binding": False}})
     assert only(stack, "readiness-gate-can-pass").render() == (
-        "ERROR readiness-gate-can-pass  api: readiness gate needs (readiness_gate) not in missing IP targets, "
+        "ERROR readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) not in missing IP targets, "
         "a target group attached to a load balancer, the namespace label "
         "elbv2.k8s.aws/pod-readiness-gate-inject=enabled, the Service and TargetGroupBinding created before the "
         "pods → provide IP targets; a target group attached to a load balancer; the namespace label "
@@ -415,7 +439,7 @@ def test_a_pdb_allowing_no_eviction_by_max_unavailable_prints_the_setting() -> N
     ({"app.kubernetes.io/name": "api"}, False),
     ({"tier": "web"}, False),
     ({"other": "feeds"}, False),
-    ({}, False),
+    ({}, True),  # policy/v1: an empty selector selects every pod in the namespace
 ])
 def test_a_pdb_must_select_the_workloads_pods(selector, ok) -> None:
     stack = build({f"{F}.labels": {"tier": "feeds"}, f"{F}.pdb.selector": selector})
@@ -429,7 +453,7 @@ def test_a_pdb_selecting_nothing_prints_both_label_sets() -> None:
         "app.kubernetes.io/name=football-feed,tier=feeds (labels) → make pdb.selector a subset of the pod labels "
         "(or leave it unset)")
     empty = build({f"{F}.pdb.selector": {}})
-    assert only(empty, "pdb-selects-workload", "football-feed").left.value == "(empty)"
+    assert only(empty, "pdb-selects-workload", "football-feed").left.value == "(empty: every pod in the namespace)"
 
 
 def test_pod_labels_start_with_the_workload_selector() -> None:

@@ -1,11 +1,9 @@
 """`lockstep audit`: the invariants of INVARIANTS.md on manifests and target groups that exist.
 
-reader (files → documents with line numbers) → shape (wrong types are invalid input) →
-subjects (documents linked as Kubernetes and the AWS Load Balancer Controller link them;
-model pieces from `timing.extract`) → the registry's rules, one subject at a time, each
-subject's `lockstep.dev/accept` applied (the heartbeat ConfigMap's stack-scope rules too) →
-report (text, JSON) or SARIF. No rule is re-implemented here: this package only finds,
-links and reports.
+reader (files → documents with line numbers) → shape (wrong types are invalid input, named
+at file:line; the rest is still judged) → adapt (documents → the linker's neutral resources)
+→ `timing.bind` (the one linker and judging step the policy pack uses too) → report (text,
+JSON) or SARIF. No rule and no link is decided here: this package reads and reports.
 """
 
 from __future__ import annotations
@@ -14,16 +12,14 @@ import gc
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from timing.audit.graph import Subject, TargetGroup
-from timing.audit.heartbeat import Heartbeat, heartbeats
-from timing.audit.heartbeat import key as heartbeat_key, where as heartbeat_where
+from timing.audit import adapt, shape
 from timing.audit.locate import locate, needs_annotations
 from timing.audit.reader import read_all
-from timing.audit.subjects import build_graph
-from timing.config import ConfigError
+from timing.bind import judge, link
+from timing.bind.judge import Judgement
+from timing.context import Ctx
 from timing.findings import Finding
-from timing.invariants import RULE_IDS, RULES, Ctx, apply_accepts
-from timing.model import LoadBalancer, Service
+from timing.invariants import RULE_IDS
 
 
 @dataclass
@@ -35,7 +31,8 @@ class Located:
 
 @dataclass
 class Judged:
-    """One subject (a workload behind one LB, or a lone target group) and its findings."""
+    """One subject (a workload behind one LB, a lone target group, a heartbeat, a Route 53
+    health check) and its findings."""
 
     key: str
     file: str
@@ -50,6 +47,7 @@ class Audit:
     judged: list[Judged]
     notes: list[str]
     files: int
+    problems: list[str] = field(default_factory=list)  # unusable input, file:line each: exit 2
 
     @property
     def findings(self) -> list[Finding]:
@@ -60,71 +58,58 @@ class Audit:
         return any(f.status == "error" for f in self.findings)
 
 
-def service_findings(svc: Service, ctx: Ctx) -> list[Finding]:
-    """Every lb- and service-scope rule of the registry on one service, its accepts applied.
-    Stack-scope rules (watchdog, heartbeat, failover) need a stack no manifest describes."""
-    found: list[Finding] = []
-    for rule in RULES:
-        if rule.scope == "service":
-            found.extend(rule.check(svc, ctx))
-        elif rule.scope == "lb" and svc.lb is not None:
-            found.extend(rule.check(svc.name, svc.lb, ctx))
-    return apply_accepts(found, {svc.name: {a.id: a.reason for a in svc.accept}})
-
-
-def lb_findings(name: str, lb: LoadBalancer, ctx: Ctx) -> list[Finding]:
-    return [f for rule in RULES if rule.scope == "lb" for f in rule.check(name, lb, ctx)]
-
-
 def with_annotations(f: Finding) -> Finding:
     return replace(f, needs=needs_annotations(f.needs)) if f.needs else f
 
 
-def judge_subject(s: Subject, ctx: Ctx) -> Judged:
-    notes = list(s.notes)
-    unknown = [a.id for a in s.service.accept if a.id not in RULE_IDS]
-    if unknown:
-        notes.append("lockstep.dev/accept names unknown rule ids: " + ", ".join(unknown))
-    located = []
-    for f in service_findings(s.service, ctx):
-        # A passing finding points at the workload: locating is for what needs a fix.
-        file, line = (s.workload.file, s.workload.line) if f.status == "ok" else locate(f, s)
-        located.append(Located(with_annotations(f), file, line))
-    return Judged(s.key, s.workload.file, s.workload.line, s.via, located, notes)
-
-
-def judge_target_group(tg: TargetGroup, ctx: Ctx) -> Judged:
-    located = [Located(f, *locate(f, tg)) for f in lb_findings(tg.name, tg.lb, ctx)]
-    return Judged(f"target group {tg.name}", tg.doc.file, tg.doc.line, "", located,
-                  ["no TargetGroupBinding in the input points at it: load-balancer rules only"])
-
-
-def judge_heartbeat(hb: Heartbeat, ctx: Ctx) -> Judged:
-    """The registry's stack-scope rules on the stack a heartbeat ConfigMap describes."""
-    stack = hb.stack
-    found = [f for rule in RULES if rule.scope == "stack" for f in rule.check(stack, ctx)]
-    found = apply_accepts(found, {s.name: {a.id: a.reason for a in s.accept} for s in stack.services})
-    file, line = heartbeat_where(hb)
-    return Judged(heartbeat_key(hb), file, line, "", [Located(with_annotations(f), file, line) for f in found],
-                  hb.notes)
+def grouped(judgements: list[Judgement], linked: link.Linked) -> list[Judged]:
+    """The report's subjects in the linker's order, each with its located findings."""
+    judged: dict[str, Judged] = {}
+    for s in linked.subjects:
+        notes = list(s.notes)
+        unknown = [a.id for a in s.service.accept if a.id not in RULE_IDS]
+        if unknown:
+            notes.append("lockstep.dev/accept names unknown rule ids: " + ", ".join(unknown))
+        judged.setdefault(s.key, Judged(s.key, s.workload.origin.file, s.workload.line, s.via, [], notes))
+    for t in linked.lone:
+        key = f"target group {t.resource.name}"
+        judged[key] = Judged(key, t.resource.origin.file, t.resource.line, "", [],
+                             ["no TargetGroupBinding in the input points at it: load-balancer rules only"])
+    for hb in linked.heartbeats:
+        key = f"{hb.configmap.namespace}/ConfigMap/{hb.configmap.name} (heartbeat)"
+        judged[key] = Judged(key, hb.configmap.origin.file, hb.configmap.line, "", [], hb.notes)
+    for fo in linked.failovers:
+        key = f"Route 53 health check {fo.check.name}"
+        judged[key] = Judged(key, fo.check.origin.file, fo.check.line, "", [], [])
+    for j in judgements:
+        judged[j.group].findings.append(Located(with_annotations(j.finding), *locate(j)))
+    return list(judged.values())
 
 
 def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
-    """Read, link, judge. Unreadable or invalid input raises `ConfigError` (every problem)."""
+    """Read, link, judge. Input that cannot be used is named in `problems` (file:line), and
+    everything else is still judged."""
     # A batch over many small objects that nearly all live to the end: the cyclic collector
     # would only rescan them again and again (a third of the run on 4,000 documents).
     gc.disable()
     try:
         docs, problems = read_all(paths)
-        graph = build_graph(docs, options)
-        if problems or graph.problems:
-            raise ConfigError(problems + graph.problems)
-        beats, beat_problems = heartbeats(graph.index, graph.subjects, ctx)
-        if beat_problems:
-            raise ConfigError(beat_problems)
-        judged = [judge_subject(s, ctx) for s in graph.subjects]
-        judged += [judge_target_group(tg, ctx) for tg in graph.target_groups]
-        judged += [judge_heartbeat(hb, ctx) for hb in beats]
+        usable = []
+        for doc in docs:
+            found = shape.doc_problems(doc)
+            problems += found
+            if not found:
+                usable.append(doc)
+        try:
+            resources = adapt.resources(usable)
+        except ValueError as err:  # an AWS attributes document of the wrong shape
+            problems.append(f"describe-target-group-attributes output: {err}")
+            resources = [adapt.kubernetes(d) for d in usable if d.kind]
+        linked = link.link(resources, options)
+        problems += [f"{r.where}: {r.ref}: {why}" for r, why in linked.unreadable]
+        judged = grouped(judge.judge(linked, ctx), linked)
+        ignored = sum(adapt.ignored(d) for d in usable)
+        notes = linked.notes + ([f"{ignored} documents of other kinds ignored"] if ignored else [])
     finally:
         gc.enable()
-    return Audit(judged, graph.notes, len({d.file for d in docs}))
+    return Audit(judged, notes, len({d.file for d in docs}), problems)

@@ -76,4 +76,6 @@ def run(args: argparse.Namespace) -> int:
         from timing.audit.report import text
         out = text(result, args.all)
     sys.stdout.write(out + "\n")
+    if result.problems:  # the report of everything else is out; the unusable input is exit 2
+        raise ConfigError(result.problems)
     return 1 if result.failed else 0

@@ -1,8 +1,9 @@
 """Where a finding's field was written: a file and line for SARIF and the text report.
 
 Findings name model fields (`shutdown.drain_s`, `lb.health_check.interval_s`); this module
-maps each back to the manifest key that set it (the preStop hook, the annotation, the PDB's
-`minAvailable`), or to the nearest enclosing key when the manifest leaves it to a default.
+maps each back to the key of the resource that set it (the preStop hook, the annotation, the
+PDB's `minAvailable`, a target group's JSON key), or to the nearest enclosing key when the
+input leaves it to a default.
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from timing import conventions as C
 from timing import extract as X
-from timing.audit.graph import Subject, TargetGroup, dig
-from timing.audit.links import TG_KEYS
-from timing.audit.reader import Doc, line_of
+from timing.bind.judge import Judgement
+from timing.bind.lbs import TG_KEYS
+from timing.bind.link import Subject
+from timing.bind.resource import Resource, dig
 from timing.findings import Finding
+from timing.heartbeat_config import CONFIGMAP_KEY
 
 FIELD = re.compile(r"\b(?:(?:app|shutdown|lb|probes|rollout|pdb|hpa)(?:\.[a-z_]+)+|readiness_gate|replicas)\b")
-NEEDS = {f"app.{f}": X.ANNOTATION + a for f, a in X.APP_ANNOTATIONS.items()}
-NEEDS["shutdown.finish_s"] = X.ANNOTATION + "finish-seconds"
+NEEDS = {f"app.{f}": C.ANNOTATION + a for f, a in C.APP_ANNOTATIONS.items()}
+NEEDS["shutdown.finish_s"] = C.ANNOTATION + C.FINISH_ANNOTATION
 PROBES = {"startup": "startupProbe", "readiness": "readinessProbe", "liveness": "livenessProbe"}
 PROBE_KEYS = {v: k for k, v in X.PROBE_FIELDS.items()}
 ROLLOUT = {"max_surge": ("spec", "strategy", "rollingUpdate", "maxSurge"),
@@ -32,70 +36,78 @@ def needs_annotations(needs: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(NEEDS.get(n, n) for n in needs)
 
 
-def container_index(doc: Doc, subject: Subject) -> int:
+def container_index(subject: Subject) -> int:
     lb = subject.service.lb
     target = lb.port if lb is not None and lb.target_type == "ip" else None
-    containers = X.items(dig(doc.obj, *POD, "containers"))
+    containers = X.items(dig(subject.workload.obj, *POD, "containers"))
     try:
-        chosen = X.serving_container(dig(doc.obj, *POD), target)
+        chosen = X.serving_container(dig(subject.workload.obj, *POD), target)
     except X.ExtractError:
         return 0
     return next((i for i, c in enumerate(containers) if c is chosen), 0)
 
 
-def annotation_path(doc: Doc, key: str) -> tuple[Any, ...]:
-    if key in (dig(doc.obj, "spec", "template", "metadata", "annotations") or {}) and \
-            key not in (dig(doc.obj, "metadata", "annotations") or {}):
+def annotation_path(wl: Resource, key: str) -> tuple[Any, ...]:
+    if key in (dig(wl.obj, "spec", "template", "metadata", "annotations") or {}) and \
+            key not in (dig(wl.obj, "metadata", "annotations") or {}):
         return ("spec", "template", "metadata", "annotations", key)
     return ("metadata", "annotations", key)
 
 
-def field_location(subject: Subject, field: str) -> tuple[Doc, tuple[Any, ...]] | None:
+def field_location(subject: Subject, field: str) -> tuple[Resource, tuple[Any, ...]] | None:
     wl = subject.workload
     head, _, rest = field.partition(".")
     if field in NEEDS:
         return wl, annotation_path(wl, NEEDS[field])
     if head == "lb":
-        origin = subject.origins.get(field)
+        origin = subject.source.origins.get(field) if subject.source is not None else None
         if origin is None:
             return None
-        return origin.doc, origin.path or ("metadata", "annotations")
+        return origin[0], origin[1] or ("metadata", "annotations")
     if head == "shutdown":
         if rest == "grace_s":
             return wl, (*POD, "terminationGracePeriodSeconds")
-        return wl, (*POD, "containers", container_index(wl, subject), "lifecycle", "preStop")
+        return wl, (*POD, "containers", container_index(subject), "lifecycle", "preStop")
     if head == "probes":
         probe, _, key = rest.partition(".")
-        return wl, (*POD, "containers", container_index(wl, subject), PROBES.get(probe, probe),
-                    PROBE_KEYS.get(key, key))
+        return wl, (*POD, "containers", container_index(subject), PROBES.get(probe, probe), PROBE_KEYS.get(key, key))
     if head == "rollout":
         return wl, ROLLOUT.get(rest, ("spec",))
     if head == "replicas":
         return wl, ("spec", "replicas")
-    if head == "pdb" and "pdb" in subject.docs:
+    if head == "pdb" and subject.pdb is not None:
         key = {"min_available": "minAvailable", "max_unavailable": "maxUnavailable"}.get(rest, "selector")
-        return subject.docs["pdb"], ("spec", key)
-    if head == "hpa" and "hpa" in subject.docs:
-        return subject.docs["hpa"], ("spec", "minReplicas")
+        return subject.pdb, ("spec", key)
+    if head == "hpa" and subject.hpa is not None:
+        return subject.hpa, ("spec", "minReplicas")
     if head == "readiness_gate":
-        if "namespace" in subject.docs:
-            return subject.docs["namespace"], ("metadata", "labels")
+        if subject.namespace is not None:
+            return subject.namespace, ("metadata", "labels")
         return wl, (*POD, "readinessGates")
     return None
 
 
-def locate(finding: Finding, subject: Subject | TargetGroup) -> tuple[str, int]:
-    """(file, 1-based line) of the field a finding is most about."""
-    if isinstance(subject, TargetGroup):
-        fields = FIELD.findall(finding.left.source) + FIELD.findall(finding.right.source)
-        key = next((TG_KEYS[f] for f in fields if f in TG_KEYS), None)
-        path = ("TargetGroups", subject.index) + ((key,) if key else ())
-        return subject.doc.file, line_of(subject.doc.obj, path) or 1
+def fields_of(finding: Finding) -> list[str]:
     fields = list(finding.needs) if finding.status == "skipped" else []
-    fields += FIELD.findall(finding.left.source) + FIELD.findall(finding.right.source)
-    for field in fields:
-        where = field_location(subject, field)
-        if where is not None:
-            doc, path = where
-            return doc.file, line_of(doc.obj, path) or doc.line
-    return subject.workload.file, subject.workload.line
+    return fields + FIELD.findall(finding.left.source) + FIELD.findall(finding.right.source)
+
+
+def locate(j: Judgement) -> tuple[str, int]:
+    """(file, 1-based line) of the field a finding is most about; a passing finding, and one
+    no field locates, points at the resource it belongs to."""
+    if j.finding.status != "ok":
+        if j.owner.kind == "TargetGroup":
+            for field in fields_of(j.finding):
+                if field in TG_KEYS:
+                    file, line = j.owner.origin.locate(TG_KEYS[field])
+                    return file, line or j.owner.line
+        elif j.subject is not None and j.owner is j.subject.workload:
+            for field in fields_of(j.finding):
+                where = field_location(j.subject, field)
+                if where is not None:
+                    file, line = where[0].origin.locate(where[1])
+                    return file, line or where[0].line
+    if j.owner.kind == "ConfigMap":
+        file, line = j.owner.origin.locate(("data", CONFIGMAP_KEY))
+        return file, line or j.owner.line
+    return j.owner.origin.locate(())[0], j.owner.line

@@ -1,129 +1,77 @@
-"""The registry of named invariants (INVARIANTS.md) and the one walk over it.
+"""The rules of INVARIANTS.md and the one walk over them.
 
-Rules are plain functions in the family modules; this module only lists them, runs them
-over a stack, applies each service's `accept` list and raises every error at once.
-The policy pack and the audit call the same functions on extracted pieces.
+`registry` declares every rule once (id, severities, what decides it, its checks); the
+family modules hold the rule bodies. `walk` runs the declared checks over a `Scene`, stamps
+id and severity, and applies the `accept` lists: `lockstep check` (via `evaluate`), the audit
+and the policy pack all judge through it. Validation is a call (`validate`), not a model hook:
+the model imports nothing from here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Any, Iterable, Sequence
 
+from timing.context import Ctx, Scene, context, parse_version
 from timing.findings import Finding
-from timing.invariants import failover, heartbeat, kube, lb
-from timing.model import Stack
+from timing.invariants.registry import BY_ID, RULE_IDS, RULES, Check, Rule, Scope, owned, stamp
+from timing.model import LoadBalancer, Stack
 
-Scope = Literal["lb", "service", "stack"]
+__all__ = ["BY_ID", "RULES", "RULE_IDS", "Ctx", "InvariantErrors", "Rule", "Scene", "apply_accepts", "context",
+           "errors", "evaluate", "parse_version", "raise_errors", "validate", "walk"]
 
-
-@dataclass(frozen=True, slots=True)
-class Ctx:
-    """What rules need besides the model pieces: the stack's margin and cluster version."""
-
-    margin_s: int
-    kubernetes_version: tuple[int, int]
-
-    @property
-    def version_text(self) -> str:
-        return f"{self.kubernetes_version[0]}.{self.kubernetes_version[1]}"
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    id: str
-    severity: str  # "error", "warning", or "error|warning" where the rule says which applies
-    scope: Scope
-    check: Callable[..., list[Finding]]
-
-
-RULES: tuple[Rule, ...] = (
-    Rule("lb-timeout-below-interval", "error", "lb", lb.lb_timeout_below_interval),
-    Rule("lb-values-in-range", "error", "lb", lb.lb_values_in_range),
-    Rule("lb-values-in-range", "error", "stack", failover.failover_values_in_range),
-    Rule("keepalive-outlasts-lb-idle", "error", "service", lb.keepalive_outlasts_lb_idle),
-    Rule("drain-covers-lb-detection", "error", "service", lb.drain_covers_lb_detection),
-    Rule("drain-fits-grace", "error", "service", lb.drain_fits_grace),
-    Rule("finish-covers-requests", "error", "service", lb.finish_covers_requests),
-    Rule("deregistration-covers-requests", "error", "service", lb.deregistration_covers_requests),
-    Rule("health-check-drain-needs-peers", "error", "service", lb.health_check_drain_needs_peers),
-    Rule("recovery-within-budget", "error", "service", lb.recovery_within_budget),
-    Rule("sidecar-outlives-app", "error", "service", lb.sidecar_outlives_app),
-    Rule("prestop-uses-native-sleep", "warning", "service", lb.prestop_uses_native_sleep),
-    Rule("startup-covers-warmup", "error", "service", kube.startup_covers_warmup),
-    Rule("readiness-before-liveness", "error|warning", "service", kube.readiness_before_liveness),
-    Rule("probe-timeout-within-period", "warning", "service", kube.probe_timeout_within_period),
-    Rule("rollout-keeps-capacity", "error|warning", "service", kube.rollout_keeps_capacity),
-    Rule("rollout-waits-for-lb", "error", "service", kube.rollout_waits_for_lb),
-    Rule("readiness-gate-can-pass", "error", "service", kube.readiness_gate_can_pass),
-    Rule("progress-deadline-covers-pod-ready", "error", "service", kube.progress_deadline_covers_pod_ready),
-    Rule("pdb-needs-replicas", "error", "service", kube.pdb_needs_replicas),
-    Rule("pdb-allows-eviction", "error", "service", kube.pdb_allows_eviction),
-    Rule("pdb-selects-workload", "error", "service", kube.pdb_selects_workload),
-    Rule("hpa-owns-replicas", "warning", "service", kube.hpa_owns_replicas),
-    Rule("watchdog-shares-deploy-lock", "error", "stack", heartbeat.watchdog_shares_deploy_lock),
-    Rule("watchdog-tolerates-planned-drain", "error", "stack", heartbeat.watchdog_tolerates_planned_drain),
-    Rule("heartbeat-rides-out-pod-replacement", "error", "stack",
-         heartbeat.heartbeat_rides_out_pod_replacement),
-    Rule("heartbeat-within-outage-budget", "error", "stack", heartbeat.heartbeat_within_outage_budget),
-    Rule("heartbeat-samples-often", "error", "stack", heartbeat.heartbeat_samples_often),
-    Rule("heartbeat-recovery-covers-catch-up", "error", "stack",
-         heartbeat.heartbeat_recovery_covers_catch_up),
-    Rule("heartbeat-client-tolerates-beat-gaps", "error", "stack",
-         heartbeat.heartbeat_client_tolerates_beat_gaps),
-    Rule("heartbeat-beats-expire", "error", "stack", heartbeat.heartbeat_beats_expire),
-    Rule("heartbeat-deploy-invisible", "error", "stack", heartbeat.heartbeat_deploy_invisible),
-    Rule("failover-within-rto", "error", "stack", failover.failover_within_rto),
-    Rule("failover-ignores-deploys", "error", "stack", failover.failover_ignores_deploys),
-    Rule("failback-is-deliberate", "warning", "stack", failover.failback_is_deliberate),
-)
-
-RULE_IDS: tuple[str, ...] = tuple(dict.fromkeys(r.id for r in RULES))
+ALL_SCOPES: tuple[Scope, ...] = ("lb", "service", "stack")
 
 
 class InvariantErrors(ValueError):
-    """Raised by the model validator with every error-level finding at once."""
+    """Every error-level finding at once (`raise_errors`, `validate`)."""
 
     def __init__(self, findings: list[Finding]) -> None:
         self.findings = findings
         super().__init__("\n".join(f.render() for f in findings))
 
 
-def parse_version(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")
-    return int(major), int(minor)
+def run_check(rule: Rule, check: Check, scene: Scene, ctx: Ctx,
+              lone: Sequence[tuple[str, LoadBalancer]] = ()) -> list[Finding]:
+    """One declared check over the scene: once for a stack check, per service otherwise (a
+    service's findings are its own), and per lone target group (`lone`) for an lb check."""
+    if check.scope == "stack":
+        return [stamp(rule, v) for v in check.body(scene, ctx)]
+    found = []
+    for svc in scene.services:
+        if check.scope == "service":
+            verdicts = check.body(svc, ctx)
+        elif svc.lb is not None:
+            verdicts = check.body(svc.name, svc.lb, ctx)
+        else:
+            verdicts = []
+        found.extend(owned(stamp(rule, v), svc.name) for v in verdicts)
+    if check.scope == "lb":
+        found.extend(stamp(rule, v) for name, lb in lone for v in check.body(name, lb, ctx))
+    return found
 
 
-def context(stack: Stack) -> Ctx:
-    return Ctx(stack.margin_s, parse_version(stack.kubernetes_version))
-
-
-def apply_accepts(findings: list[Finding], accepts: dict[str, dict[str, str]]) -> list[Finding]:
-    """Failed findings a service acknowledges are reported as accepted, never dropped."""
+def apply_accepts(findings: Iterable[Finding], scene: Scene) -> list[Finding]:
+    """A failed finding acknowledged where it belongs is reported as accepted, never dropped:
+    a service's finding by that service's `accept` list, any other by the stack's own."""
+    by_service = {s.name: {a.id: a.reason for a in s.accept} for s in scene.services}
+    own = {a.id: a.reason for a in scene.accept}
     out = []
     for f in findings:
-        reason = accepts.get(f.service or f.subject, {}).get(f.id)
+        reason = (by_service.get(f.service, {}) if f.service else own).get(f.id)
         out.append(f.accepted(reason) if reason is not None and f.failed else f)
     return out
 
 
+def walk(scene: Scene, ctx: Ctx, rules: Sequence[Rule] = RULES, scopes: Sequence[Scope] = ALL_SCOPES,
+         lone: Sequence[tuple[str, LoadBalancer]] = ()) -> list[Finding]:
+    """Every declared check of `rules` at `scopes`, in registry order, accepts applied."""
+    found = [f for r in rules for c in r.checks if c.scope in scopes for f in run_check(r, c, scene, ctx, lone)]
+    return apply_accepts(found, scene)
+
+
 def evaluate(stack: Stack) -> list[Finding]:
     """Every rule over the whole stack: passing, failing, skipped and accepted findings."""
-    ctx = context(stack)
-    found: list[Finding] = []
-    for rule in RULES:
-        if rule.scope == "stack":
-            found.extend(rule.check(stack, ctx))
-            continue
-        for svc in stack.services:
-            if rule.scope == "service":
-                found.extend(rule.check(svc, ctx))
-            elif svc.lb is not None:
-                # lb-scope rules take ctx for one signature but read none of it: passing None
-                # instead is an equivalent mutant
-                found.extend(rule.check(svc.name, svc.lb, ctx))  # pragma: no mutate
-    accepts = {s.name: {a.id: a.reason for a in s.accept} for s in stack.services}
-    return apply_accepts(found, accepts)
+    return walk(Scene.of(stack), context(stack))
 
 
 def errors(findings: list[Finding]) -> list[Finding]:
@@ -134,3 +82,11 @@ def raise_errors(stack: Stack) -> None:
     broken = errors(evaluate(stack))
     if broken:
         raise InvariantErrors(broken)
+
+
+def validate(data: Any) -> Stack:
+    """A stack from plain data, and then its invariants: `pydantic.ValidationError` for a
+    value the model refuses, `InvariantErrors` (every error at once) for numbers that disagree."""
+    stack = Stack.model_validate(data)
+    raise_errors(stack)
+    return stack

@@ -6,72 +6,71 @@ from typing import TYPE_CHECKING
 
 from timing import derived as d
 from timing import limits as L
-from timing.findings import Finding, Term, holds, judge
+from timing.findings import Term, Verdict, holds, in_range, judge
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
     from timing.model import Stack
 
 
-def failover_values_in_range(stack: Stack, ctx: Ctx) -> list[Finding]:
+def failover_values_in_range(stack: Stack, ctx: Ctx) -> list[Verdict]:
     """`lb-values-in-range` for Route 53: request interval 10 or 30, failures 1–10."""
     fo = stack.failover
     if fo is None or fo.mode != "dns":
         return []
     interval_ok = fo.check_interval_s in L.R53_REQUEST_INTERVALS
-    found = [holds("lb-values-in-range", "error", "failover", interval_ok,
+    found = [holds("failover", interval_ok,
                    Term("request_interval", fo.check_interval_s, "failover.check_interval_s"), "in",
                    Term("Route 53", " or ".join(f"{v}s" for v in L.R53_REQUEST_INTERVALS), ""),
                    "Route 53 health checks run every 10 or 30 seconds")]
     r = L.R53_FAILURE_THRESHOLD
-    slack = min(fo.failure_threshold - r.lo, r.hi - fo.failure_threshold)
-    found.append(Finding("lb-values-in-range", "error", "ok" if slack >= 0 else "error", "failover",
-                         Term("failure_threshold", fo.failure_threshold, "failover.failure_threshold", (), ""),
-                         "in", Term("API range", f"{r.lo}–{r.hi}", ""), 0, slack,
-                         f"set failover.failure_threshold within {r.lo}–{r.hi}"))
+    found.append(in_range("failover", "failure_threshold", "failover.failure_threshold", fo.failure_threshold,
+                          r.lo, r.hi, "", f"set failover.failure_threshold within {r.lo}–{r.hi}"))
     return found
 
 
-def failover_within_rto(stack: Stack, ctx: Ctx) -> list[Finding]:
+def failover_within_rto(stack: Stack, ctx: Ctx) -> list[Verdict]:
     fo = stack.failover
     if fo is None:
         return []
-    return [judge("failover-within-rto", "error", "failover", d.failover_time(fo), "<=",
+    return [judge("failover", d.failover_time(fo), "<=",
                   d.field("rto", fo.rto_s, "failover.rto_s"),
                   "check more often, lower the TTL or the client reconnect time, or agree a longer RTO")]
 
 
-def failover_ignores_deploys(stack: Stack, ctx: Ctx) -> list[Finding]:
+def failover_ignores_deploys(stack: Stack, ctx: Ctx) -> list[Verdict]:
     fo = stack.failover
     if fo is None:
         return []
     from timing.invariants.kube import rollout_keeps_capacity
 
-    svc = next(s for s in stack.services if s.name == fo.entry_service)
+    svc = next((s for s in stack.services if s.name == fo.entry_service), None)
+    if svc is None:
+        return []  # a health check alone names no entry service (a stack config always does)
     # the capacity rule reads no ctx: passing None instead is an equivalent mutant
     capacity = rollout_keeps_capacity(svc, ctx)  # pragma: no mutate
-    if all(f.status == "ok" for f in capacity):
-        return [holds("failover-ignores-deploys", "error", "failover", True,
+    if all(f.outcome == "ok" for f in capacity):
+        return [holds("failover", True,
                       Term("entry service", svc.name, "failover.entry_service"), "==",
-                      Term("rollout", "keeps capacity", "rollout-keeps-capacity"), "")]  # never failed
+                      Term("rollout", "keeps capacity", "failover.entry_service rollout"), "")]  # never failed
     if svc.lb is None:
         blip = d.pod_ready(svc)
     else:
         blip = d.total("deploy blip", d.lb_detect(svc.lb), d.lb_admit_new(svc.lb, svc.readiness_gate is not None))
-    return [judge("failover-ignores-deploys", "error", "failover", d.failover_tolerance(fo), ">", blip,
+    return [judge("failover", d.failover_tolerance(fo), ">", blip,
                   "make the entry service's rollout keep capacity, or tolerate more failed checks",
                   service=svc.name)]
 
 
-def failback_is_deliberate(stack: Stack, ctx: Ctx) -> list[Finding]:
+def failback_is_deliberate(stack: Stack, ctx: Ctx) -> list[Verdict]:
     fo = stack.failover
     if fo is None:
         return []
-    found = [judge("failback-is-deliberate", "warning", "failover",
+    found = [judge("failover",
                    d.field("failback_checks", fo.failback_checks, "failover.failback_checks", ""), ">=",
                    d.field("failure_threshold", fo.failure_threshold, "failover.failure_threshold", ""),
                    "wait for as many passing checks before failback as failing ones before failover")]
-    found.append(holds("failback-is-deliberate", "warning", "failover", fo.failback_close != "immediate",
+    found.append(holds("failover", fo.failback_close != "immediate",
                        Term("close secondary", fo.failback_close, "failover.failback_close"), "in",
                        Term("deliberate", "never or staggered", ""),
                        "close secondary connections in a staggered step, or let clients stay"))

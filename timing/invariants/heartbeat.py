@@ -5,24 +5,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from timing import derived as d
-from timing.findings import Finding, Term, holds, judge
+from timing.findings import Term, Verdict, holds, judge
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
     from timing.model import Stack
 
 
-def watchdog_shares_deploy_lock(stack: Stack, ctx: Ctx) -> list[Finding]:
+def watchdog_shares_deploy_lock(stack: Stack, ctx: Ctx) -> list[Verdict]:
     wd = stack.watchdog
     if wd is None:
         return []
-    return [holds("watchdog-shares-deploy-lock", "error", wd.name, bool(wd.deploy_lock),
+    return [holds(wd.name, bool(wd.deploy_lock),
                   Term("deploy_lock", wd.deploy_lock or "unset", "watchdog.deploy_lock"), "==",
                   Term("lock", "the deploy's lock", ""),
                   "make the deploy take the watchdog's lock (watchdog.deploy_lock)")]
 
 
-def watchdog_tolerates_planned_drain(stack: Stack, ctx: Ctx) -> list[Finding]:
+def watchdog_tolerates_planned_drain(stack: Stack, ctx: Ctx) -> list[Verdict]:
     wd = stack.watchdog
     if wd is None:
         return []
@@ -35,8 +35,8 @@ def watchdog_tolerates_planned_drain(stack: Stack, ctx: Ctx) -> list[Finding]:
         svc = by_name[name]
         planned = d.total("stop + pod_ready", d.stop(svc), d.pod_ready(svc))
         need = int(planned.value) // wd.period_s + 2
-        found.append(judge("watchdog-tolerates-planned-drain", "error", name, tol, ">", planned,
-                           f"raise watchdog.failures_before_action to ≥{need}"))  # subject = the service
+        found.append(judge(name, tol, ">", planned, f"raise watchdog.failures_before_action to ≥{need}",
+                           service=name))
     return found
 
 
@@ -46,7 +46,7 @@ def _specs(stack: Stack):
         yield spec, by_name[spec.service]
 
 
-def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Finding]:
+def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
@@ -54,14 +54,14 @@ def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Finding]
     for spec, svc in _specs(stack):
         need = d.total("replace_time + observe", d.replace_time(svc),
                        d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
-        found.append(judge("heartbeat-rides-out-pod-replacement", "error", f"{spec.name} ({svc.name})",
+        found.append(judge(f"{spec.name} ({svc.name})",
                            d.field("loss_time", spec.loss_time_s, "loss_time_s"), ">=", need,
                            f"raise loss_time_s to ≥{int(need.value) + ctx.margin_s}s or replace pods faster",
                            ctx.margin_s, service=svc.name))
     return found
 
 
-def heartbeat_within_outage_budget(stack: Stack, ctx: Ctx) -> list[Finding]:
+def heartbeat_within_outage_budget(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
@@ -69,65 +69,65 @@ def heartbeat_within_outage_budget(stack: Stack, ctx: Ctx) -> list[Finding]:
     for spec, svc in _specs(stack):
         used = d.total("loss_time + observe", d.source_field("loss_time_s", spec.loss_time_s),
                        d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
-        found.append(judge("heartbeat-within-outage-budget", "error", f"{spec.name} ({svc.name})", used,
+        found.append(judge(f"{spec.name} ({svc.name})", used,
                            "<=", d.field("max_outage", spec.max_outage_s, "max_outage_s"),
                            "lower loss_time_s or observe more often (the outage budget is agreed)",
                            service=svc.name))
     return found
 
 
-def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Finding]:
+def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
     found = []
     for spec, svc in _specs(stack):
         half = Term("loss_time / 2", spec.loss_time_s // 2, f"loss_time_s {spec.loss_time_s} / 2")
-        found.append(judge("heartbeat-samples-often", "error", f"{spec.name} ({svc.name})",
+        found.append(judge(f"{spec.name} ({svc.name})",
                            d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"),
                            "<=", half, f"observe at least every {spec.loss_time_s // 2}s",
                            service=svc.name))
     return found
 
 
-def heartbeat_recovery_covers_catch_up(stack: Stack, ctx: Ctx) -> list[Finding]:
+def heartbeat_recovery_covers_catch_up(stack: Stack, ctx: Ctx) -> list[Verdict]:
     found = []
     for spec, svc in _specs(stack):
         subject = f"{spec.name} ({svc.name})"
         recovery = d.field("recovery_time", spec.recovery_time_s, "recovery_time_s")
-        found.append(judge("heartbeat-recovery-covers-catch-up", "error", subject, recovery, ">=",
+        found.append(judge(subject, recovery, ">=",
                            d.field("catch_up", svc.app.catch_up_s, "app.catch_up_s"),
                            "raise recovery_time_s to the consumer's catch-up time", service=svc.name))
         if svc.lb is not None:
-            found.append(judge("heartbeat-recovery-covers-catch-up", "error", subject, recovery, ">=",
+            found.append(judge(subject, recovery, ">=",
                                d.lb_recover(svc.lb),
                                "raise recovery_time_s: the LB must route to the service again first",
                                service=svc.name))
     return found
 
 
-def heartbeat_client_tolerates_beat_gaps(stack: Stack, ctx: Ctx) -> list[Finding]:
+def heartbeat_client_tolerates_beat_gaps(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
-    return [judge("heartbeat-client-tolerates-beat-gaps", "error", hb.name,
+    return [judge(hb.name,
                   d.field("client_timeout", hb.client_timeout_s, "heartbeat.client_timeout_s"), ">=",
                   Term("3 beats", 3 * hb.publish_interval_s,
                        f"3 × heartbeat.publish_interval_s {hb.publish_interval_s}"),
                   f"raise heartbeat.client_timeout_s to ≥{3 * hb.publish_interval_s}s or publish more often")]
 
 
-def heartbeat_beats_expire(stack: Stack, ctx: Ctx) -> list[Finding]:
+def heartbeat_beats_expire(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
-    return [judge("heartbeat-beats-expire", "error", hb.name,
+    return [judge(hb.name,
                   d.field("beat_ttl", hb.beat_ttl_s, "heartbeat.beat_ttl_s"), "<=",
                   d.field("client_timeout", hb.client_timeout_s, "heartbeat.client_timeout_s"),
                   f"lower heartbeat.beat_ttl_s to ≤{hb.client_timeout_s}s")]
 
 
-def heartbeat_deploy_invisible(stack: Stack, ctx: Ctx) -> list[Finding]:
+def heartbeat_deploy_invisible(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
@@ -140,5 +140,5 @@ def heartbeat_deploy_invisible(stack: Stack, ctx: Ctx) -> list[Finding]:
                       d.source_field("heartbeat.lease_retry_period_s", hb.lease_retry_period_s),
                       publish)
         fix = "shorten the lease or raise heartbeat.client_timeout_s"
-    return [judge("heartbeat-deploy-invisible", "error", hb.name, gap, "<",
+    return [judge(hb.name, gap, "<",
                   d.field("client_timeout", hb.client_timeout_s, "heartbeat.client_timeout_s"), fix)]

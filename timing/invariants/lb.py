@@ -10,32 +10,30 @@ from typing import TYPE_CHECKING
 
 from timing import derived as d
 from timing import limits as L
-from timing.findings import Finding, Term, holds, judge
+from timing.findings import Term, Verdict, holds, in_range, judge
+from timing.lbkinds import KINDS
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
     from timing.model import LoadBalancer, Service
 
 
-def lb_timeout_below_interval(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Finding]:
-    if lb.kind != "alb":
+def lb_timeout_below_interval(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict]:
+    if not KINDS[lb.kind].timeout_below_interval:
         return []
     hc = lb.health_check
-    return [judge("lb-timeout-below-interval", "error", subject,
+    return [judge(subject,
                   d.field("timeout", hc.timeout_s, "lb.health_check.timeout_s"), "<",
                   d.field("interval", hc.interval_s, "lb.health_check.interval_s"),
                   f"lower the timeout to ≤{hc.interval_s - 1}s or raise the interval")]
 
 
-def _in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int) -> Finding:
-    slack = min(value - lo, hi - value)
+def _in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int) -> Verdict:
     unit = "" if "threshold" in label else "s"
-    return Finding("lb-values-in-range", "error", "ok" if slack >= 0 else "error", subject,
-                   Term(label, value, source, (), unit), "in", Term("API range", f"{lo}–{hi}{unit}", ""),
-                   0, slack, f"set {source} within {lo}–{hi}")
+    return in_range(subject, label, source, value, lo, hi, unit, f"set {source} within {lo}–{hi}")
 
 
-def lb_values_in_range(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Finding]:
+def lb_values_in_range(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict]:
     hc = lb.health_check
     checks = [
         ("interval", "lb.health_check.interval_s", hc.interval_s, L.HC_INTERVAL),
@@ -46,98 +44,99 @@ def lb_values_in_range(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Finding
         ("deregistration_delay", "lb.deregistration_delay_s", lb.deregistration_delay_s,
          L.DEREGISTRATION_DELAY),
     ]
-    if lb.kind == "alb":
-        checks.append(("idle_timeout", "lb.idle_timeout_s", lb.idle_timeout_s, L.ALB_IDLE_TIMEOUT))
-    elif lb.protocol in ("TCP", "TLS"):
-        fixed = L.NLB_TCP_IDLE_TIMEOUT
-        checks.append(("idle_timeout", "lb.idle_timeout_s", lb.idle_timeout_s, L.Range(fixed, fixed)))
-    if lb.slow_start_s != 0:
-        # Slow start is 0 (off) or 30–900, and only ALB target groups have it.
-        hi = L.SLOW_START.hi if lb.kind == "alb" else 0
-        checks.append(("slow_start", "lb.slow_start_s", lb.slow_start_s, L.Range(L.SLOW_START.lo, hi)))
+    kind = KINDS[lb.kind]
+    idle = kind.idle_timeout.get(lb.protocol)
+    if idle is not None:
+        checks.append(("idle_timeout", "lb.idle_timeout_s", lb.idle_timeout_s, idle))
+    if lb.slow_start_s != 0 and kind.slow_start:
+        # Slow start is 0 (off) or 30–900.
+        checks.append(("slow_start", "lb.slow_start_s", lb.slow_start_s, L.SLOW_START))
     found = [_in_range(subject, label, src, v, r.lo, r.hi) for label, src, v, r in checks]
-    broken = [f for f in found if f.status != "ok"]
-    return broken or [Finding("lb-values-in-range", "error", "ok", subject,
-                              Term("target group values", len(found), "", (), ""), "in",
-                              Term("API ranges", "ELBv2", ""), 0, min(f.slack_s for f in found), "")]
+    if lb.slow_start_s != 0 and not kind.slow_start:
+        found.append(holds(subject, False, Term("slow_start", lb.slow_start_s, "lb.slow_start_s"), "==",
+                           Term(f"{kind.name.upper()} target groups", "no slow start", ""),
+                           f"set lb.slow_start_s to 0: slow start is for {', '.join(k.name.upper() for k in KINDS.values() if k.slow_start)} target groups only"))
+    broken = [f for f in found if f.outcome != "ok"]
+    return broken or [Verdict(subject, Term("target group values", len(found), "", (), ""), "in",
+                              Term("API ranges", "ELBv2", ""), 0, min(f.slack_s for f in found), "", "ok")]
 
 
-def keepalive_outlasts_lb_idle(svc: Service, ctx: Ctx) -> list[Finding]:
+def keepalive_outlasts_lb_idle(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
-    if lb is None or lb.kind != "alb" or lb.protocol not in ("HTTP", "HTTPS"):
+    if lb is None or lb.protocol not in KINDS[lb.kind].http_protocols:
         return []
-    return [judge("keepalive-outlasts-lb-idle", "error", svc.name,
+    return [judge(svc.name,
                   d.field("keepalive", svc.app.keepalive_s, "app.keepalive_s"), ">",
                   d.field("idle_timeout", lb.idle_timeout_s, "lb.idle_timeout_s"),
                   f"raise the app's keep-alive timeout to ≥{lb.idle_timeout_s + 1}s "
                   "or lower the LB idle timeout")]
 
 
-def drain_covers_lb_detection(svc: Service, ctx: Ctx) -> list[Finding]:
+def drain_covers_lb_detection(svc: Service, ctx: Ctx) -> list[Verdict]:
     if svc.lb is None:
         return []
     detect = d.lb_detect(svc.lb)
     need = int(detect.value) + ctx.margin_s
-    return [judge("drain-covers-lb-detection", "error", svc.name, d.drain(svc), ">=", detect,
+    return [judge(svc.name, d.drain(svc), ">=", detect,
                   f"raise the drain to ≥{need}s or detect faster", ctx.margin_s)]
 
 
-def drain_fits_grace(svc: Service, ctx: Ctx) -> list[Finding]:
+def drain_fits_grace(svc: Service, ctx: Ctx) -> list[Verdict]:
     used = d.total("drain + finish", d.drain(svc), d.finish(svc))
     limit = d.grace(svc)
-    return [judge("drain-fits-grace", "error", svc.name, used, "<=", limit,
+    return [judge(svc.name, used, "<=", limit,
                   f"raise the grace period to ≥{int(used.value) + ctx.margin_s}s or shorten the drain",
                   ctx.margin_s)]
 
 
-def finish_covers_requests(svc: Service, ctx: Ctx) -> list[Finding]:
-    return [judge("finish-covers-requests", "error", svc.name, d.finish(svc), ">=",
+def finish_covers_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
+    return [judge(svc.name, d.finish(svc), ">=",
                   d.field("max_request", svc.app.max_request_s, "app.max_request_s"),
                   "let in-flight requests finish: raise shutdown.finish_s to the longest request")]
 
 
-def deregistration_covers_requests(svc: Service, ctx: Ctx) -> list[Finding]:
+def deregistration_covers_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
     if lb is None or "deregistration" not in lb.removal:
         return []
     need = d.total("lb_detect + max_request", d.lb_detect(lb),
                    d.source_field("app.max_request_s", svc.app.max_request_s))
-    return [judge("deregistration-covers-requests", "error", svc.name,
+    return [judge(svc.name,
                   d.field("deregistration_delay", lb.deregistration_delay_s, "lb.deregistration_delay_s"),
                   ">=", need, f"raise the deregistration delay to ≥{need.value}s")]
 
 
-def health_check_drain_needs_peers(svc: Service, ctx: Ctx) -> list[Finding]:
+def health_check_drain_needs_peers(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
     if lb is None or set(lb.removal) != {"health_check"}:
         return []
     n = d.replicas(svc)
     source = "hpa.min_replicas" if svc.hpa is not None else "replicas"
-    return [judge("health-check-drain-needs-peers", "error", svc.name, Term("targets", n, source, (), ""),
+    return [judge(svc.name, Term("targets", n, source, (), ""),
                   ">=", Term("targets", 2, "", (), ""), "run ≥2 targets: an LB fails open when every target is unhealthy")]
 
 
-def recovery_within_budget(svc: Service, ctx: Ctx) -> list[Finding]:
+def recovery_within_budget(svc: Service, ctx: Ctx) -> list[Verdict]:
     if svc.lb is None:
         return []
-    return [judge("recovery-within-budget", "error", svc.name, d.lb_recover(svc.lb), "<=",
+    return [judge(svc.name, d.lb_recover(svc.lb), "<=",
                   d.field("max_recovery", svc.app.max_recovery_s, "app.max_recovery_s"),
                   "lower the healthy threshold or the interval")]
 
 
-def sidecar_outlives_app(svc: Service, ctx: Ctx) -> list[Finding]:
+def sidecar_outlives_app(svc: Service, ctx: Ctx) -> list[Verdict]:
     if svc.sidecar is None:
         return []
-    return [judge("sidecar-outlives-app", "error", svc.name,
+    return [judge(svc.name,
                   d.field("sidecar.drain", svc.sidecar.drain_s, "sidecar.drain_s"), ">=", d.stop(svc),
                   "keep the mesh proxy up until the app has drained and finished")]
 
 
-def prestop_uses_native_sleep(svc: Service, ctx: Ctx) -> list[Finding]:
+def prestop_uses_native_sleep(svc: Service, ctx: Ctx) -> list[Verdict]:
     native = ctx.kubernetes_version >= L.NATIVE_SLEEP_SINCE
     if not native or svc.shutdown.prestop != "exec" or svc.shutdown.drain_s == 0:
         return []
-    return [holds("prestop-uses-native-sleep", "warning", svc.name, False,
+    return [holds(svc.name, False,
                   Term("preStop", "exec sleep", "shutdown.prestop"), "==",
                   Term("kubelet", "sleep action", f"Kubernetes {ctx.version_text}"),
                   "use the native sleep action (set shutdown.prestop: sleep or leave it unset)")]

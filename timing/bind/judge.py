@@ -1,0 +1,64 @@
+"""Linked resources → findings, each with the resource it belongs to: the one judging step
+the audit and the policy pack share (they differ only in how they report).
+
+Service-scope rules run per subject (the workload is the owner). Target-group rules run once
+per target group: a target group resource is its own owner and subject; a load balancer the
+controller makes from annotations belongs to the workload in front of which it stands. The
+heartbeat's and the failover's stack rules run on the scene the linker assembled; a finding
+about a watched service belongs to that workload. Only rules that resources decide are judged
+(`decided != "config"`): the others need facts no resource states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from timing.bind.link import Linked, Subject
+from timing.bind.resource import Resource
+from timing.context import Ctx, Scene
+from timing.findings import Finding
+from timing.invariants import walk
+from timing.invariants.registry import RESOURCE_RULES
+
+
+@dataclass(frozen=True)
+class Judgement:
+    finding: Finding
+    owner: Resource  # the resource the finding is reported against
+    subject: Subject | None  # the workload subject it was judged on (None: a target group, the heartbeat, ...)
+    group: str  # what the finding is about, for grouping a report: a subject key, a target group, ...
+
+
+def subject_findings(s: Subject, ctx: Ctx, seen_tgs: set[int]) -> list[Judgement]:
+    scene = Scene(services=(s.service,))
+    found = [Judgement(f, s.workload, s, s.key) for f in walk(scene, ctx, RESOURCE_RULES, scopes=("service",))]
+    src = s.source
+    if src is None:
+        return found
+    if not src.from_target_group:
+        found += [Judgement(f, s.workload, s, s.key) for f in walk(scene, ctx, RESOURCE_RULES, scopes=("lb",))]
+    elif id(src.owner) not in seen_tgs:
+        seen_tgs.add(id(src.owner))
+        lone = ((src.owner.name, src.lb),)
+        found += [Judgement(f, src.owner, s, s.key) for f in walk(Scene(), ctx, RESOURCE_RULES, scopes=("lb",), lone=lone)]
+    return found
+
+
+def judge(linked: Linked, ctx: Ctx) -> list[Judgement]:
+    seen_tgs: set[int] = set()
+    out = [j for s in linked.subjects for j in subject_findings(s, ctx, seen_tgs)]
+    for t in linked.lone:
+        group = f"target group {t.resource.name}"
+        out += [Judgement(f, t.resource, None, group)
+                for f in walk(Scene(), ctx, RESOURCE_RULES, scopes=("lb",), lone=((t.resource.name, t.lb),))]
+    for hb in linked.heartbeats:
+        own = hb.configmap  # the heartbeat's own numbers are in its ConfigMap
+        group = f"{hb.configmap.namespace}/ConfigMap/{hb.configmap.name} (heartbeat)"
+        for f in walk(hb.scene, ctx, RESOURCE_RULES, scopes=("stack",)):
+            watched = hb.watched.get(f.service)
+            out.append(Judgement(f, watched.workload if watched else own, watched, group))
+    for fo in linked.failovers:
+        group = f"Route 53 health check {fo.check.name}"
+        for f in walk(fo.scene, ctx, RESOURCE_RULES, scopes=("stack",)):
+            out.append(Judgement(f, fo.check, fo.entry, group))
+    return out

@@ -1,0 +1,193 @@
+"""The load balancers in front of a Service, as the AWS Load Balancer Controller makes them.
+
+An Ingress of the controller's class → an ALB target group from its annotations (the backend
+Service's own `alb.ingress.kubernetes.io/*` annotations override the Ingress's, as the
+controller merges them; `load-balancer-attributes` belong to the Ingress, or to its
+IngressGroup); a LoadBalancer Service the controller reconciles → an NLB target group from
+its annotations; a TargetGroupBinding → the target group resource it names. What each LB
+field was set by is kept (`origins`), so a finding can point at the key that set it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from timing import extract as X
+from timing.bind.index import Index
+from timing.bind.resource import Resource, dig
+from timing.conventions import MANAGED_TGB_LABELS
+from timing.lbkinds import KINDS, PROTOCOLS
+from timing.model import LoadBalancer
+
+ANN = ("metadata", "annotations")
+
+
+@dataclass
+class LbSource:
+    lb: LoadBalancer
+    via: str  # "Ingress web/edge → Service web/api"
+    owner: Resource  # the resource that states the target group: its own resource, or the annotated one
+    origins: dict[str, tuple[Resource, tuple[Any, ...] | None]] = field(default_factory=dict)
+    binding: Resource | None = None
+    defaults: list[str] = field(default_factory=list)
+
+    @property
+    def from_target_group(self) -> bool:
+        return self.owner.kind == "TargetGroup"
+
+
+def value_of(lb: LoadBalancer, dotted: str) -> Any:
+    node: Any = lb
+    for part in dotted.split(".")[1:]:
+        node = getattr(node, part, None)
+    return node
+
+
+def is_alb(ing: Resource, classes: dict[str, Any]) -> bool:
+    cls = dig(ing.obj, "spec", "ingressClassName") or ing.meta("annotations").get("kubernetes.io/ingress.class")
+    if cls is None:
+        return any(str(k).startswith(X.ALB_ANNOTATION) for k in ing.meta("annotations"))
+    return cls == "alb" or classes.get(cls) == "ingress.k8s.aws/alb"
+
+
+def target_port(svc: Resource, port: Any, workload: Resource) -> int | None:
+    """The pod port behind a Service port (named target ports resolved in the pod template);
+    None when the Service does not say which (never a guessed port)."""
+    ports = X.items(dig(svc.obj, "spec", "ports"))
+    entry = next((p for p in ports if port is not None and port in (dig(p, "port"), dig(p, "name"))),
+                 ports[0] if ports and port is None else None)
+    if entry is None:
+        return None
+    tp = dig(entry, "targetPort") or dig(entry, "port")
+    if isinstance(tp, str) and not tp.isdigit():
+        named = [dig(p, "containerPort") for c in X.items(dig(workload.obj, "spec", "template", "spec", "containers"))
+                 for p in X.items(dig(c, "ports")) if dig(p, "name") == tp]
+        tp = named[0] if named else None
+    try:
+        return int(tp)
+    except (TypeError, ValueError):
+        return None
+
+
+# Fields set through a stringMap annotation, by the attribute that sets them.
+ATTRIBUTES = {"lb.deregistration_delay_s": "deregistration_delay.timeout_seconds",
+              "lb.slow_start_s": "slow_start.duration_seconds",
+              "lb.idle_timeout_s": "idle_timeout.timeout_seconds"}
+REPORTED_DEFAULTS = ("lb.target_type", "lb.health_check.interval_s", "lb.health_check.timeout_s",
+                     "lb.health_check.healthy_threshold", "lb.health_check.unhealthy_threshold",
+                     "lb.deregistration_delay_s", "lb.idle_timeout_s")
+# Model field → the key of a target group resource (Pulumi's inputs) that sets it.
+TG_KEYS = {"lb.health_check.interval_s": ("healthCheck", "interval"),
+           "lb.health_check.timeout_s": ("healthCheck", "timeout"),
+           "lb.health_check.healthy_threshold": ("healthCheck", "healthyThreshold"),
+           "lb.health_check.unhealthy_threshold": ("healthCheck", "unhealthyThreshold"),
+           "lb.health_check.protocol": ("healthCheck", "protocol"), "lb.health_check.path": ("healthCheck", "path"),
+           "lb.target_type": ("targetType",), "lb.protocol": ("protocol",), "lb.port": ("port",),
+           "lb.deregistration_delay_s": ("deregistrationDelay",), "lb.slow_start_s": ("slowStart",),
+           "lb.attach_to_arn": ("loadBalancerArns",)}
+
+
+def annotation_origins(lb: LoadBalancer, kind: str, sources: list[Resource], fallback: Resource,
+                       prefix: str) -> tuple[dict[str, tuple[Resource, tuple[Any, ...] | None]], list[str]]:
+    """Which resource set each LB field, and which timing fields took the controller's
+    default (the report lists them: a default is a value nobody chose)."""
+    origins: dict[str, tuple[Resource, tuple[Any, ...] | None]] = {}
+    defaults: list[str] = []
+    annotations = [(d, d.meta("annotations")) for d in sources]
+    for fld, keys in KINDS[kind].annotations.items():
+        key = keys[0]
+        found = [(d, prefix + k) for k in keys for d, ann in annotations
+                 if prefix + k in ann and ATTRIBUTES.get(fld, "") in str(ann[prefix + k])]
+        if found:
+            origins[fld] = (found[0][0], (*ANN, found[0][1]))
+            continue
+        origins[fld] = (fallback, None)
+        if fld in REPORTED_DEFAULTS:
+            defaults.append(f"{ATTRIBUTES.get(fld, key)} {value_of(lb, fld)}")
+    return origins, sorted(set(defaults))
+
+
+def alb_sources(svc: Resource, workload: Resource, idx: Index, ctx: dict[str, Any],
+                notes: list[str]) -> list[LbSource]:
+    out = []
+    for ing, port in idx.backends.get((svc.namespace, svc.name), []):
+        if not is_alb(ing, ctx["classes"]):
+            continue
+        pod_port = target_port(svc, port, workload)
+        if pod_port is None:
+            notes.append(f"{ing.ref} → {svc.ref}: port {port!r} resolves to no container port: "
+                         "its load balancer is not judged")
+            continue
+        ann = X.alb_annotations(ing.meta("annotations"), svc.meta("annotations"))
+        attrs_from = ing
+        if X.ALB_ANNOTATION + "load-balancer-attributes" not in ing.meta("annotations"):
+            group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
+            attrs_from = ctx["groups"].get(group, ing)
+        ann.pop("load-balancer-attributes", None)  # an Ingress (group) attribute, not a Service one
+        lb_attrs = attrs_from.meta("annotations").get(X.ALB_ANNOTATION + "load-balancer-attributes")
+        if lb_attrs is not None:
+            ann["load-balancer-attributes"] = lb_attrs
+        lb = X.lbc_target_group(ann, "alb", port=pod_port, **ctx["options"])
+        origins, defaults = annotation_origins(lb, "alb", [svc, ing, attrs_from], ing, X.ALB_ANNOTATION)
+        out.append(LbSource(lb, f"{ing.ref} → {svc.ref}", ing, origins, None, defaults))
+    return out
+
+
+def nlb_source(svc: Resource, workload: Resource, ctx: dict[str, Any], notes: list[str]) -> LbSource | None:
+    ann = svc.meta("annotations")
+    spec = dig(svc.obj, "spec") or {}
+    if dig(spec, "type") != "LoadBalancer" or not X.nlb_managed(ann, dig(spec, "loadBalancerClass")):
+        return None
+    pod_port = target_port(svc, None, workload)
+    if pod_port is None:
+        notes.append(f"{svc.ref} (NLB): no port resolves to a container port: its load balancer is not judged")
+        return None
+    lb = X.lbc_target_group(X.prefixed(ann, X.NLB_ANNOTATION), "nlb", port=pod_port, **ctx["options"])
+    origins, defaults = annotation_origins(lb, "nlb", [svc], svc, X.NLB_ANNOTATION)
+    return LbSource(lb, f"{svc.ref} (NLB)", svc, origins, None, defaults)
+
+
+def unsupported(tg: Resource) -> str:
+    protocol, target = dig(tg.obj, "protocol"), dig(tg.obj, "targetType") or "instance"
+    if protocol not in PROTOCOLS:
+        return f"protocol {protocol}"
+    if target not in ("ip", "instance"):
+        return f"target type {target}"
+    return ""
+
+
+def target_group_lb(tg: Resource, idx: Index, options: dict[str, Any]) -> LoadBalancer:
+    return X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **options)
+
+
+def tgb_sources(svc: Resource, idx: Index, ctx: dict[str, Any],
+                notes: list[str]) -> tuple[list[LbSource], bool]:
+    """The target groups bound to this Service; True when one replaces the annotations (a
+    controller-managed binding: the target group holds what the controller actually made)."""
+    out, replaces = [], False
+    for tgb in idx.bindings.get((svc.namespace, svc.name), []):
+        managed = any(label in tgb.meta("labels") for label in MANAGED_TGB_LABELS)
+        tg = idx.target_group(tgb)
+        if tg is None:
+            if not managed:
+                named = dig(tgb.obj, "spec", "targetGroupARN") or dig(tgb.obj, "spec", "targetGroupName")
+                notes.append(f"{tgb.ref}: target group {named} not in the input (add `aws elbv2 "
+                             "describe-target-groups` output to check its health check)")
+            continue
+        ctx["used_tgs"].add(id(tg))
+        why = unsupported(tg)
+        if why:
+            notes.append(f"{tgb.ref}: target group {tg.name}: {why} is not modelled")
+            continue
+        lb = target_group_lb(tg, idx, ctx["tg_options"])
+        origins = {f: (tg, key) for f, key in TG_KEYS.items()}
+        defaults = [] if dig(tg.obj, "deregistrationDelay") is not None else [
+            f"deregistration_delay.timeout_seconds {lb.deregistration_delay_s} (not stated: add the target group's "
+            "describe-target-group-attributes output)"]
+        target_type = dig(tgb.obj, "spec", "targetType")
+        if target_type and target_type != lb.target_type:
+            notes.append(f"{tgb.ref}: targetType {target_type} but the target group's is {lb.target_type}")
+        out.append(LbSource(lb, f"{tgb.ref} → target group {tg.name}", tg, origins, tgb, defaults))
+        replaces = replaces or managed
+    return out, replaces

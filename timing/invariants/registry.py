@@ -1,0 +1,145 @@
+"""Every rule declared once: id, severities, what decides it, and the checks that judge it.
+
+A rule body (a plain function in a family module: `lb`, `kube`, `heartbeat`, `failover`)
+returns `Verdict`s; it never types its id or severity. `stamp` turns a verdict into a
+`Finding` with the declaration's id and severity. `lockstep check`, the policy pack, the audit,
+the README tables and the policy list all read this one table (`docs/CONTRIBUTING.md`: adding
+a rule).
+
+`decided` says where a front end can judge the rule from:
+- "resource": one resource says everything (a target group, a Route 53 health check, one
+  Deployment/StatefulSet): a per-resource policy;
+- "resources": the linked resources together (workload + Service + binding + target group +
+  listener, PDB, HPA, the heartbeat ConfigMap, the failover records): a stack policy;
+- "config": no resource states what it needs; only a stack config decides it (`why` says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Literal
+
+from timing.findings import Finding, Severity, Status, Verdict
+from timing.invariants import failover as fo
+from timing.invariants import heartbeat as hb
+from timing.invariants import kube, lb
+
+Scope = Literal["lb", "service", "stack"]
+Decided = Literal["resource", "resources", "config"]
+
+ERROR: tuple[Severity, ...] = ("error",)
+WARNING: tuple[Severity, ...] = ("warning",)
+BOTH: tuple[Severity, ...] = ("error", "warning")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One function judging a rule at one scope: "lb" (a target group), "service", "stack"."""
+
+    scope: Scope
+    body: Callable[..., list[Verdict]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severities: tuple[Severity, ...]
+    decided: Decided
+    checks: tuple[Check, ...]
+    reads: str  # the resources that decide it (README) or, for "config", why none does
+    advisory_name: str = ""  # the policy of the warning case of a two-severity rule
+
+    @property
+    def severity(self) -> str:
+        return "|".join(self.severities)
+
+
+def rule(id: str, severities: tuple[Severity, ...], decided: Decided, reads: str,
+         *checks: tuple[Scope, Callable[..., list[Verdict]]]) -> Rule:
+    return Rule(id, severities, decided, tuple(Check(s, b) for s, b in checks), reads)
+
+
+W = "workload"
+CHAIN = "workload + LB chain"
+HB = "heartbeat ConfigMap + watched workloads"
+
+RULES: tuple[Rule, ...] = (
+    rule("lb-timeout-below-interval", ERROR, "resource", "target group", ("lb", lb.lb_timeout_below_interval)),
+    rule("lb-values-in-range", ERROR, "resource", "target group, Route 53 health check",
+         ("lb", lb.lb_values_in_range), ("stack", fo.failover_values_in_range)),
+    rule("keepalive-outlasts-lb-idle", ERROR, "resources", CHAIN, ("service", lb.keepalive_outlasts_lb_idle)),
+    rule("drain-covers-lb-detection", ERROR, "resources", CHAIN, ("service", lb.drain_covers_lb_detection)),
+    rule("drain-fits-grace", ERROR, "resource", W, ("service", lb.drain_fits_grace)),
+    rule("finish-covers-requests", ERROR, "resource", W, ("service", lb.finish_covers_requests)),
+    rule("deregistration-covers-requests", ERROR, "resources", CHAIN,
+         ("service", lb.deregistration_covers_requests)),
+    rule("health-check-drain-needs-peers", ERROR, "config",
+         "draining by failing the LB health check is server behaviour; resources give the removal path "
+         "by target type only", ("service", lb.health_check_drain_needs_peers)),
+    rule("recovery-within-budget", ERROR, "resources", CHAIN, ("service", lb.recovery_within_budget)),
+    rule("sidecar-outlives-app", ERROR, "config",
+         "a mesh proxy's drain time is mesh configuration, not in these resources",
+         ("service", lb.sidecar_outlives_app)),
+    rule("prestop-uses-native-sleep", WARNING, "resource", W, ("service", lb.prestop_uses_native_sleep)),
+    rule("startup-covers-warmup", ERROR, "resource", W, ("service", kube.startup_covers_warmup)),
+    rule("readiness-before-liveness", BOTH, "resource", W, ("service", kube.readiness_before_liveness)),
+    rule("probe-timeout-within-period", WARNING, "resource", W, ("service", kube.probe_timeout_within_period)),
+    rule("rollout-keeps-capacity", BOTH, "resources", "workload + HPA", ("service", kube.rollout_keeps_capacity)),
+    rule("rollout-waits-for-lb", ERROR, "resources", CHAIN + " + Namespace (gate label)",
+         ("service", kube.rollout_waits_for_lb)),
+    rule("readiness-gate-can-pass", ERROR, "resources", CHAIN + " + Namespace, dependencies",
+         ("service", kube.readiness_gate_can_pass)),
+    rule("progress-deadline-covers-pod-ready", ERROR, "resources", "workload (+ LB chain when gated)",
+         ("service", kube.progress_deadline_covers_pod_ready)),
+    rule("pdb-needs-replicas", ERROR, "resources", "workload + PDB + HPA", ("service", kube.pdb_needs_replicas)),
+    rule("pdb-allows-eviction", ERROR, "resources", "workload + PDB + HPA", ("service", kube.pdb_allows_eviction)),
+    rule("pdb-selects-workload", ERROR, "config",
+         "the linker pairs a PDB with the pods its selector selects, as the eviction API does: from resources the "
+         "rule holds by construction, and a PDB selecting no pods is reported as protecting nothing",
+         ("service", kube.pdb_selects_workload)),
+    rule("hpa-owns-replicas", WARNING, "resources", "workload + HPA", ("service", kube.hpa_owns_replicas)),
+    rule("watchdog-shares-deploy-lock", ERROR, "config", "a host watchdog is not a Pulumi resource",
+         ("stack", hb.watchdog_shares_deploy_lock)),
+    rule("watchdog-tolerates-planned-drain", ERROR, "config", "a host watchdog is not a Pulumi resource",
+         ("stack", hb.watchdog_tolerates_planned_drain)),
+    rule("heartbeat-rides-out-pod-replacement", ERROR, "resources", HB,
+         ("stack", hb.heartbeat_rides_out_pod_replacement)),
+    rule("heartbeat-within-outage-budget", ERROR, "config",
+         "the agreed maximum outage is not in the heartbeat ConfigMap", ("stack", hb.heartbeat_within_outage_budget)),
+    rule("heartbeat-samples-often", ERROR, "resources", HB, ("stack", hb.heartbeat_samples_often)),
+    rule("heartbeat-recovery-covers-catch-up", ERROR, "resources", HB + " (+ LB chain)",
+         ("stack", hb.heartbeat_recovery_covers_catch_up)),
+    rule("heartbeat-client-tolerates-beat-gaps", ERROR, "resources", "heartbeat ConfigMap",
+         ("stack", hb.heartbeat_client_tolerates_beat_gaps)),
+    rule("heartbeat-beats-expire", ERROR, "resources", "heartbeat ConfigMap", ("stack", hb.heartbeat_beats_expire)),
+    rule("heartbeat-deploy-invisible", ERROR, "resources", "heartbeat ConfigMap + its Deployment",
+         ("stack", hb.heartbeat_deploy_invisible)),
+    rule("failover-within-rto", ERROR, "config", "the RTO and the clients' reconnect time are in no resource",
+         ("stack", fo.failover_within_rto)),
+    rule("failover-ignores-deploys", ERROR, "resources",
+         "Route 53 health check + record + entry workload + LB chain + HPA", ("stack", fo.failover_ignores_deploys)),
+    rule("failback-is-deliberate", WARNING, "config", "failback checks and connection closing are application "
+         "behaviour", ("stack", fo.failback_is_deliberate)),
+)
+
+RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
+RESOURCE_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.decided != "config")
+BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
+
+
+def stamp(rule: Rule, v: Verdict) -> Finding:
+    """The finding of one verdict: the declaration's id, and its severity — the verdict's
+    case where the rule declares two (a case the rule does not declare is a bug, not a finding)."""
+    if v.case is None and len(rule.severities) != 1:
+        raise ValueError(f"{rule.id}: a verdict of a two-severity rule must name its case")
+    severity = rule.severities[0] if v.case is None else v.case
+    if severity not in rule.severities:
+        raise ValueError(f"{rule.id}: severity {severity!r} is not declared")
+    status: Status = severity if v.outcome == "broken" else v.outcome
+    return Finding(rule.id, severity, status, v.subject, v.left, v.relation, v.right, v.margin_s, v.slack_s,
+                   v.fix, v.needs, "", v.service)
+
+
+def owned(finding: Finding, service: str) -> Finding:
+    """A finding of a service-scope check belongs to that service (its `accept` list applies)."""
+    return replace(finding, service=service)
