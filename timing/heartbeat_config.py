@@ -43,6 +43,11 @@ def _as(model: type[Strict], field: str) -> Any:
     return Annotated[(info.annotation, *info.metadata)]  # pragma: no mutate (runs at import)
 
 
+def _default(model: type[Strict], field: str) -> Any:
+    """`model.field`'s default: the one place that value is written."""
+    return model.model_fields[field].default  # pragma: no mutate (runs at import)
+
+
 class WatchedWorkload(Strict):
     name: Name
     namespace: Name
@@ -83,14 +88,15 @@ class RuntimeConfig(Strict):
     schema_version: Literal[1] = SCHEMA_VERSION
     service: Name
     replicas: _as(HeartbeatService, "replicas")
-    observe_mode: Literal["watch", "poll"]
+    # A ConfigMap written before these keys existed means the model's named defaults.
+    observe_mode: Literal["watch", "poll"] = _default(HeartbeatService, "observe_mode")
     observe_interval_s: _as(HeartbeatService, "observe_interval_s")
-    resync_period_s: _as(HeartbeatService, "resync_period_s")
+    resync_period_s: _as(HeartbeatService, "resync_period_s") = _default(HeartbeatService, "resync_period_s")
     publish_interval_s: _as(HeartbeatService, "publish_interval_s")
     client_timeout_s: _as(HeartbeatService, "client_timeout_s")
     beat_ttl_s: _as(HeartbeatService, "beat_ttl_s")
-    confirm_timeout_s: _as(HeartbeatService, "confirm_timeout_s")
-    ack_timeout_s: _as(HeartbeatService, "ack_timeout_s")
+    confirm_timeout_s: _as(HeartbeatService, "confirm_timeout_s") = _default(HeartbeatService, "confirm_timeout_s")
+    ack_timeout_s: _as(HeartbeatService, "ack_timeout_s") = _default(HeartbeatService, "ack_timeout_s")
     port: _as(HeartbeatService, "port")
     namespaces: tuple[Name, ...] = Field(min_length=1)
     lease: LeaseConfig
