@@ -328,8 +328,10 @@ class HeartbeatService(Strict):
     commands_exchange: str = "lockstep.heartbeat.commands"
     beats_exchange: str = "lockstep.heartbeat.beats"
     observe_mode: Literal["watch", "poll"] = Field(
-        default="watch", description="watch: list + watch the workloads (events react at once, "
-        "a relist every resync_period_s); poll: list every observe_interval_s")
+        default="poll", description="poll: list every observe_interval_s (the default, so a stack "
+        "stating only observe_interval_s keeps its meaning); watch: list + watch the workloads (an "
+        "event is acted on when it arrives; a relist every resync_period_s bounds what a stalled "
+        "watch can miss, and the rules judge that bound)")
     resync_period_s: _int(L.Range(1, 86400)) = Field(
         default=300, description="watch mode: relist everything this often even when the watch is healthy")
     confirm_timeout_s: _int(L.Range(1, 3600)) = Field(

@@ -9,7 +9,7 @@ from timing.findings import Term, Verdict, holds, judge
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
-    from timing.model import Stack
+    from timing.model import HeartbeatService, Stack
 
 
 def watchdog_shares_deploy_lock(stack: Stack, ctx: Ctx) -> list[Verdict]:
@@ -46,14 +46,23 @@ def _specs(stack: Stack):
         yield spec, by_name[spec.service]
 
 
+def _observe_delay(hb: HeartbeatService) -> Term:
+    """The longest a change of a watched workload can go unseen. Poll mode: one observe
+    interval. Watch mode: an event is acted on as soon as it arrives, but a watch that stalls
+    without an error is repaired only by the next full relist, so the worst case the rules
+    judge is the resync period."""
+    if hb.observe_mode == "poll":
+        return d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s)
+    return d.source_field("heartbeat.resync_period_s", hb.resync_period_s)
+
+
 def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
     found = []
     for spec, svc in _specs(stack):
-        need = d.total("replace_time + observe", d.replace_time(svc),
-                       d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
+        need = d.total("replace_time + observe", d.replace_time(svc), _observe_delay(hb))
         found.append(judge(f"{spec.name} ({svc.name})",
                            d.field("loss_time", spec.loss_time_s, "loss_time_s"), ">=", need,
                            f"raise loss_time_s to ≥{int(need.value) + ctx.margin_s}s or replace pods faster",
@@ -67,11 +76,14 @@ def heartbeat_within_outage_budget(stack: Stack, ctx: Ctx) -> list[Verdict]:
         return []
     found = []
     for spec, svc in _specs(stack):
-        used = d.total("loss_time + observe", d.source_field("loss_time_s", spec.loss_time_s),
-                       d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
+        # The block is in effect once the gateway has applied it: decided at loss_time after
+        # the change was seen, acknowledged within ack_timeout (else the service goes silent).
+        used = d.total("loss_time + observe + ack", d.source_field("loss_time_s", spec.loss_time_s),
+                       _observe_delay(hb), d.source_field("heartbeat.ack_timeout_s", hb.ack_timeout_s))
         found.append(judge(f"{spec.name} ({svc.name})", used,
                            "<=", d.field("max_outage", spec.max_outage_s, "max_outage_s"),
-                           "lower loss_time_s or observe more often (the outage budget is agreed)",
+                           "lower loss_time_s, observe more often or shorten heartbeat.ack_timeout_s "
+                           "(the outage budget is agreed)",
                            service=svc.name))
     return found
 
@@ -83,8 +95,9 @@ def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Verdict]:
     found = []
     for spec, svc in _specs(stack):
         half = Term("loss_time / 2", spec.loss_time_s // 2, f"loss_time_s {spec.loss_time_s} / 2")
-        found.append(judge(f"{spec.name} ({svc.name})",
-                           d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"),
+        delay = _observe_delay(hb)
+        label = "observe_interval" if hb.observe_mode == "poll" else "resync_period"
+        found.append(judge(f"{spec.name} ({svc.name})", d.field(label, int(delay.value), delay.source),
                            "<=", half, f"observe at least every {spec.loss_time_s // 2}s",
                            service=svc.name))
     return found
