@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from heartbeat.messages import ack_message, beat_is_current
-from heartbeat.publish import Backoff, abort_connection, quiet_pika
+from heartbeat.publish import Backoff, abort_connection, broker_errors, quiet_pika
 from timing.heartbeat_config import SCHEMA_VERSION
 
 log = logging.getLogger("heartbeat.gateway")
@@ -143,8 +143,6 @@ class Gateway:
 
     def run(self) -> None:
         """Consume until `stop()`; reconnect after every failure."""
-        import pika
-
         quiet_pika()
         down_since: float | None = None
         while not self.stop_event.is_set():
@@ -158,7 +156,7 @@ class Gateway:
                 self.ready.set()
                 while not self.stop_event.is_set():
                     self._conn.process_data_events(time_limit=0.2)
-            except (pika.exceptions.AMQPError, OSError) as err:
+            except broker_errors() as err:
                 self.ready.clear()
                 if down_since is None:
                     down_since = time.monotonic()
@@ -241,7 +239,7 @@ class BeatListener:
                 self.ready.set()
                 while not self.stop_event.is_set():
                     conn.process_data_events(time_limit=0.2)
-            except (pika.exceptions.AMQPError, OSError):
+            except broker_errors():
                 self.ready.clear()
                 if conn is not None:
                     abort_connection(conn)

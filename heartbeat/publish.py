@@ -64,6 +64,15 @@ def quiet_pika() -> None:
     logging.getLogger("pika").setLevel(logging.CRITICAL)
 
 
+def broker_errors() -> tuple[type[BaseException], ...]:
+    """What a lost or unreachable broker raises. pika's connection workflow errors (a
+    handshake that outlives `stack_timeout`, a refused socket) are not `AMQPError`s."""
+    import pika
+    from pika.adapters.utils.connection_workflow import AMQPConnectorException
+
+    return (pika.exceptions.AMQPError, AMQPConnectorException, OSError)
+
+
 def abort_connection(conn: Any) -> None:
     """Shut a pika connection's socket without the graceful close, which waits for an answer
     a frozen broker never sends."""
@@ -300,7 +309,7 @@ class PikaSink:
         self.broken = False
         try:
             self.conn = pika.BlockingConnection(params)
-        except pika.exceptions.AMQPError as err:
+        except broker_errors() as err:
             raise DeliveryError(f"connect: {err.__class__.__name__}: {err}".rstrip(": ")) from None
         try:
             with self._deadline("setup"):
