@@ -249,6 +249,14 @@ class WatchObserver:
         from kubernetes import watch
         from kubernetes.client.exceptions import ApiException
 
+        call = self.calls[kind]
+
+        def raw_list(**kw: Any) -> Any:
+            # Without a docstring naming a return type, the client's Watch hands each event's
+            # object over as parsed JSON instead of building a model from it (which fails on
+            # fields a model does not expect, and which `_parse` does not need).
+            return call(**kw)
+
         w = watch.Watch()
         with self._lock:
             self._watches.append(w)
@@ -256,7 +264,7 @@ class WatchObserver:
         try:
             # read timeout: the watch's own length plus the API timeout, so a silent server
             # is detected by the end of the window.
-            for event in w.stream(self.calls[kind], namespace=ns, label_selector=LABEL_SELECTOR,
+            for event in w.stream(raw_list, namespace=ns, label_selector=LABEL_SELECTOR,
                                   resource_version=rv, allow_watch_bookmarks=True, timeout_seconds=seconds,
                                   _request_timeout=(self.timeout_s, seconds + self.timeout_s)):
                 if self._stop.is_set():
@@ -272,7 +280,7 @@ class WatchObserver:
         return rv
 
     def _apply(self, ns: str, kind: str, event: dict[str, Any]) -> str | None:
-        etype, obj = event.get("type"), event.get("raw_object")
+        etype, obj = event.get("type"), event.get("raw_object", event.get("object"))
         if not isinstance(obj, dict):
             raise ObserveError(f"watch {kind.lower()}s in {ns}: event without an object")
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
