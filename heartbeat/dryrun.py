@@ -214,8 +214,11 @@ class _Printer:
         specs = ", ".join(f"{s.name} ({s.workload.kind} {s.workload.namespace}/{s.workload.name}: loss "
                           f"{s.loss_time_s}s, recovery {s.recovery_time_s}s)" for s in cfg.specs)
         print(f"# dry run of {cfg.service}: {specs}", file=self.out)
-        print(f"# replaying {len(rec.entries)} recorded observations over {rec.end:.0f}s; observe every "
-              f"{cfg.observe_interval_s}s, beat every {cfg.publish_interval_s}s (TTL {cfg.beat_ttl_s}s)", file=self.out)
+        observing = (f"observe every {cfg.observe_interval_s}s" if cfg.observe_mode == "poll" else
+                     f"watch: each recorded change acted on when it appears (relist every {cfg.resync_period_s}s)")
+        print(f"# replaying {len(rec.entries)} recorded observations over {rec.end:.0f}s; {observing}, beat every "
+              f"{cfg.publish_interval_s}s (TTL {cfg.beat_ttl_s}s); the gateway must acknowledge each command within "
+              f"{cfg.ack_timeout_s}s, and a beat states only what it acknowledged", file=self.out)
         print("# lines without '#' are what would be published, in order", file=self.out)
 
     def message(self, t: float, m: Message) -> None:

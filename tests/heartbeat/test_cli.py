@@ -147,3 +147,14 @@ def test_the_decision_core_imports_only_timing_the_standard_library_and_itself(m
             elif node.module.startswith("heartbeat."):
                 assert node.module.split(".")[1] in PURE, node.module
     assert roots <= set(sys.stdlib_module_names) | {"timing", "heartbeat"}, roots
+
+
+@pytest.mark.parametrize(("mode", "says"), [("watch", "watch: each recorded change acted on when it appears "
+                                                      "(relist every 5s)"),
+                                            ("poll", "observe every 5s")])
+def test_the_dry_run_header_says_how_the_mode_observes_and_the_ack_timeout(tmp_path, capsys, mode, says):
+    path = write_config(tmp_path, observe_mode=mode, ack_timeout_s=7)
+    assert main(["heartbeat", "--once", "--dry-run", "--config", str(path)]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert says in header and "within 7s" in header
+    assert ("observe every" in header) == (mode == "poll")
