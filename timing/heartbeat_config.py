@@ -37,6 +37,14 @@ CONFIG_MOUNT = "/etc/lockstep/heartbeat.json"
 OBSERVABLE_LABEL = ("is-observable", "true")
 
 
+def unseen_field(hb: HeartbeatService) -> str:
+    """The field bounding how long a change of a watched workload can go unseen. Poll mode:
+    one observe interval. Watch mode: an event is acted on when it arrives, but a watch that
+    stalls without an error is repaired only by the next full relist — the resync period.
+    The timing rules and the simulation's observer both judge this bound."""
+    return "observe_interval_s" if hb.observe_mode == "poll" else "resync_period_s"
+
+
 def _as(model: type[Strict], field: str) -> Any:
     """The type and constraints (range, strict) of `model.field`, for a field that carries it."""
     info = model.model_fields[field]

@@ -120,3 +120,26 @@ def test_a_deployments_rollout_max_unavailable_reaches_the_watched_workload() ->
     cfg = runtime_config(build({"services.1.rollout.max_unavailable": 1}))
     kinds = {s.workload.kind: s.workload.rollout_max_unavailable for s in cfg.specs}
     assert kinds == {"Deployment": 1, "StatefulSet": None}
+
+
+@pytest.mark.parametrize(("mode", "field"), [("poll", "observe_interval_s"), ("watch", "resync_period_s")])
+def test_the_simulated_observer_samples_at_the_bound_the_mode_leaves_unseen(mode, field) -> None:
+    from timing.heartbeat_config import unseen_field
+    from timing.sim.spec import service_spec
+
+    stack = build({"heartbeat.observe_mode": mode, "heartbeat.observe_interval_s": 7,
+                   "heartbeat.resync_period_s": 11})
+    assert unseen_field(stack.heartbeat) == field
+    football = next(s for s in stack.services if s.name == "football-feed")
+    assert service_spec(stack, football).heartbeat[0].observe == {"observe_interval_s": 7, "resync_period_s": 11}[field]
+
+
+def test_a_configmap_written_before_the_watch_and_ack_keys_means_the_models_defaults() -> None:
+    doc = runtime_config(build({})).model_dump(mode="json")
+    for key in ("observe_mode", "resync_period_s", "confirm_timeout_s", "ack_timeout_s"):
+        del doc[key]
+    cfg = RuntimeConfig.model_validate(doc)
+    from timing.model import HeartbeatService
+
+    for key in ("observe_mode", "resync_period_s", "confirm_timeout_s", "ack_timeout_s"):
+        assert getattr(cfg, key) == HeartbeatService.model_fields[key].default, key

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from timing import derived as d
 from timing.findings import Term, Verdict, holds, judge
+from timing.heartbeat_config import unseen_field
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
@@ -47,13 +48,8 @@ def _specs(stack: Stack):
 
 
 def _observe_delay(hb: HeartbeatService) -> Term:
-    """The longest a change of a watched workload can go unseen. Poll mode: one observe
-    interval. Watch mode: an event is acted on as soon as it arrives, but a watch that stalls
-    without an error is repaired only by the next full relist, so the worst case the rules
-    judge is the resync period."""
-    if hb.observe_mode == "poll":
-        return d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s)
-    return d.source_field("heartbeat.resync_period_s", hb.resync_period_s)
+    name = unseen_field(hb)
+    return d.source_field(f"heartbeat.{name}", getattr(hb, name))
 
 
 def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Verdict]:
@@ -95,9 +91,9 @@ def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Verdict]:
     found = []
     for spec, svc in _specs(stack):
         half = Term("loss_time / 2", spec.loss_time_s // 2, f"loss_time_s {spec.loss_time_s} / 2")
-        delay = _observe_delay(hb)
-        label = "observe_interval" if hb.observe_mode == "poll" else "resync_period"
-        found.append(judge(f"{spec.name} ({svc.name})", d.field(label, int(delay.value), delay.source),
+        name = unseen_field(hb)
+        found.append(judge(f"{spec.name} ({svc.name})",
+                           d.field(name.removesuffix("_s"), getattr(hb, name), f"heartbeat.{name}"),
                            "<=", half, f"observe at least every {spec.loss_time_s // 2}s",
                            service=svc.name))
     return found
