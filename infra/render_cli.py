@@ -39,22 +39,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def stack_values(path: str | None) -> dict[str, Any]:
-    """The stack file's `lockstep:` values. Anything unreadable is reported by
-    `read_stack_file`, so the messages (exit 2) are exactly those of `lockstep check`."""
-    import yaml
+    """The stack file's `lockstep:` values, read and validated exactly as `lockstep check`
+    reads them (so every message, exit 2, is the same). Only values the model accepted reach
+    the program, which passes them to Pulumi as JSON: an odd YAML value (a date, bytes) is
+    refused here by its field, never by `json.dumps` mid-render."""
+    from timing.config import read_stack_values
 
-    from timing.config import EXAMPLE, lockstep_values, read_stack_file
+    return read_stack_values(path)[0]
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 10x faster on big stacks
-    try:
-        doc = yaml.load(Path(path or EXAMPLE).read_text(encoding="utf-8"), Loader=loader)
-        values = lockstep_values(doc["config"])
-    except Exception:  # noqa: BLE001 - re-read by the checker that words every failure
-        read_stack_file(path)
-        raise
-    if not values:
-        read_stack_file(path)
-    return values
+
+def check_output(out: Path) -> None:
+    """`-o` must be a directory or a path one can be made at: refused before the program runs."""
+    from timing.config import ConfigError
+    from timing.inputs import display_name
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError([f"-o {display_name(out)}: not a directory (render writes k8s/, aws/ and "
+                           "index.json into a directory)"])
+    parent = next((p for p in (out, *out.parents) if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ConfigError([f"-o {display_name(out)}: {display_name(parent)} is not a directory"])
 
 
 def plain(value: Any) -> Any:
@@ -147,15 +151,16 @@ def write(resources: list[Recorded], out: Path) -> list[tuple[Recorded, list[Rec
 
 def run(args: argparse.Namespace) -> int:
     from infra.render import record
-    from timing.config import EXAMPLE, ConfigError, read_stack_file
+    from timing.config import EXAMPLE, ConfigError
     from timing.invariants import InvariantErrors
 
     values = stack_values(args.stack_config)
     source = args.stack_config or EXAMPLE.name
+    out = Path(args.output)
+    check_output(out)
     try:
         resources = record(values)
-    except ConfigError as err:
-        read_stack_file(args.stack_config)  # a model error: worded exactly as `check` words it
+    except ConfigError as err:  # the program's own refusal (the model has accepted the values)
         raise ConfigError([f"{source}: {line}" for line in err.lines]) from None
     except InvariantErrors as err:
         for f in err.findings:
@@ -163,8 +168,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"lockstep render {source}: {len(err.findings)} error finding(s); nothing rendered",
               file=sys.stderr)
         return 1
-    out = Path(args.output)
-    rows = write(resources, out)
+    try:
+        rows = write(resources, out)
+    except OSError as err:
+        from timing.inputs import display_name
+
+        where = display_name(err.filename) if err.filename else display_name(out)
+        raise ConfigError([f"-o {display_name(out)}: cannot write {where}: "
+                           f"{(err.strerror or err.__class__.__name__).lower()}"]) from None
     custom = [r for r in resources if r.custom]
     kube = sum(r.is_kubernetes for r in custom)
     print(f"lockstep render {source} → {out}/  ({len(rows)} components, {kube} Kubernetes "

@@ -5,17 +5,22 @@ Each command lives in its own module exposing `HELP`, `add_arguments(parser)` an
 inside `run`, so `check`, `plan` and `audit` start fast.
 
 Exit codes: 0 ok, 1 findings (or lost requests, uncaught mutations), 2 unreadable or
-invalid input — always a one-line message naming the field, never a traceback.
+invalid input — always one line per problem naming the file and line, the field or the
+option, never a traceback. Input is read through `timing.inputs` (limits, regular files
+only, stdin as `-`); output goes through `timing.textio` (ASCII fallbacks for a locale that
+cannot encode the text, a failed write as one line and exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 from typing import Sequence
 
-from timing.config import ConfigError
+from timing import textio
+from timing.inputs import ConfigError
 
 COMMANDS: dict[str, str] = {
     "check": "timing.cmd_check",
@@ -34,12 +39,39 @@ docs: README.md, docs/CONFIG.md (every config key), INVARIANTS catalogue in docs
 """
 
 
+LINE_CHARS = 400  # an error line longer than this is cut (a message quoting a huge name)
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own exit code 2, one line
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+    """argparse with one-line errors (exit 2) that echo a bad value only as a short prefix."""
+
+    def error(self, message: str) -> None:
+        self.exit(2, one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+
+    def _get_value(self, action: argparse.Action, arg_string: str):  # type: ignore[no-untyped-def]
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as err:
+            raise argparse.ArgumentError(action, _shorter(err.message, arg_string)) from None
+
+    def _check_value(self, action: argparse.Action, value) -> None:  # type: ignore[no-untyped-def]
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as err:
+            raise argparse.ArgumentError(action, _shorter(err.message, value)) from None
 
 
+def _shorter(message: str, value: object) -> str:
+    return message.replace(repr(value), textio.cut(value)) if isinstance(value, str) else message
+
+
+def one_line(text: str) -> str:
+    """A message as one line of at most `LINE_CHARS` characters."""
+    text = " ".join(text.splitlines())
+    return textio.cut_text(text, LINE_CHARS)
+
+
+@functools.cache  # one parser per process: a fuzz run calls `main` 100,000 times
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="lockstep", description="Keep the timeouts of a service's delivery "
                      "path in step, and prove it.", epilog=EPILOG,
@@ -62,18 +94,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    textio.install()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args._module.run(args))
+        code = int(args._module.run(args))
+        sys.stdout.flush()  # a full disk shows here when the output fits the buffer
+        return code
     except ConfigError as err:
         for line in err.lines:
-            print(f"lockstep {args.command}: {line}", file=sys.stderr)
+            print(one_line(f"lockstep {args.command}: {line}"), file=sys.stderr)
+        return 2
+    except textio.OutputError as err:
+        textio.discard_stdout()
+        if err.closed_pipe:  # the reader stopped reading (`| head`): not an error of ours
+            return 0
+        print(f"lockstep {args.command}: cannot write the output: {err.reason}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,7 +8,9 @@ import json
 from collections import Counter
 
 from timing.cmd_check import add_stack_argument
+from timing.cmd_simulate import check_bounds
 from timing.config import ConfigError
+from timing.textio import cut
 
 HELP = ("push every number of the stack to wrong values; report which rule rejects each and "
         "whether the simulation loses requests or blocks falsely")
@@ -31,21 +33,23 @@ SAMPLES = 4
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stack_argument(parser)
     parser.add_argument("--phases", type=int, default=2,
-                        help="random phases per scenario and mutant (default 2)")
+                        help="random phases per scenario and mutant (default 2; bounded, see README)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--rate", type=float, default=10.0,
                         help="client requests per second per service (default 10)")
     parser.add_argument("--only", metavar="PREFIX", default=None,
                         help="mutate only fields whose path starts with PREFIX (e.g. services.0.lb)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="worker processes (default: the cores this process may use; "
+                             "1: no workers); the report is the same for any N")
     parser.add_argument("--all", action="store_true", help="list every mutant (text)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    if args.phases < 1:
-        raise ConfigError([f"--phases: must be at least 1 (got {args.phases})"])
-    if not args.rate > 0 or args.rate > 10000:
-        raise ConfigError([f"--rate: must be above 0 and at most 10000 requests/s (got {args.rate})"])
+    check_bounds(args.phases, args.rate)
+    if args.jobs is not None and args.jobs < 1:
+        raise ConfigError([f"--jobs: must be at least 1 (got {args.jobs})"])
 
 
 def _row(v) -> str:
@@ -60,7 +64,7 @@ def render_text(report, source: str, show_all: bool) -> str:
     total = len(report.verdicts)
     lines = [f"lockstep mutate {source}: {report.numbers} numbers, {total} mutants, "
              f"{report.phases} phases × {report.rate:g} requests/s per simulated mutant, "
-             f"{report.wall_s:.1f}s wall, {report.cpu_s:.1f}s CPU"]
+             f"{report.wall_s:.1f}s wall, {report.cpu_s:.1f}s CPU ({report.jobs} processes)"]
     if report.baseline_harm or report.baseline_errors:
         lines.append("the unmutated stack is not clean: "
                      + "; ".join(report.baseline_errors + report.baseline_harm))
@@ -102,17 +106,20 @@ def _spread(rows: list) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from timing.config import EXAMPLE, read_stack_file
-    from timing.mutate import mutate_stack
+    from timing.mutate import default_jobs, mutate_stack
 
     _check_args(args)
     stack = read_stack_file(args.stack_config)
-    report = mutate_stack(stack, phases=args.phases, seed=args.seed, rate=args.rate, only=args.only)
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    report = mutate_stack(stack, phases=args.phases, seed=args.seed, rate=args.rate, only=args.only,
+                          jobs=jobs)
     if args.only is not None and report.numbers == 0:
-        raise ConfigError([f"--only: no number of the stack has a path starting with {args.only!r}"])
+        raise ConfigError([f"--only: no number of the stack has a path starting with {cut(args.only)}"])
     source = args.stack_config or EXAMPLE.name
     if args.format == "json":
         print(json.dumps({"stack": source, "numbers": report.numbers, "mutants": len(report.verdicts),
-                          "wall_s": round(report.wall_s, 2), "cpu_s": round(report.cpu_s, 2), "phases": report.phases,
+                          "wall_s": round(report.wall_s, 2), "cpu_s": round(report.cpu_s, 2), "jobs": report.jobs,
+                          "phases": report.phases,
                           "rate_per_s": report.rate, "counts": report.counts, "ok": not report.failed,
                           "baseline_errors": list(report.baseline_errors),
                           "baseline_harm": list(report.baseline_harm),

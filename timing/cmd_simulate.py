@@ -8,6 +8,7 @@ import json
 
 from timing.cmd_check import add_stack_argument
 from timing.config import ConfigError
+from timing.textio import cut
 
 HELP = ("simulate a rollout, a pod replacement and a crash of every service; count requests "
         "that reached nothing (502) apart from deliberate 503s")
@@ -29,21 +30,28 @@ TIMELINE_LINES = 14
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stack_argument(parser)
-    parser.add_argument("--phases", type=int, default=20, help="random phases per scenario (default 20)")
+    parser.add_argument("--phases", type=int, default=20, help="random phases per scenario (default 20; bounded, see README)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--rate", type=float, default=None,
                         help="client requests per second per service (default 20)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def check_bounds(phases: int, rate: float) -> None:
+    """`--phases` and `--rate` within `timing.simulate`'s bounds, or one line naming the option."""
+    from timing.simulate import MAX_PHASES, MAX_RATE
+
+    if not 1 <= phases <= MAX_PHASES:
+        raise ConfigError([f"--phases: must be 1–{MAX_PHASES} (got {cut(phases)})"])
+    if not 0 < rate <= MAX_RATE:
+        raise ConfigError([f"--rate: must be above 0 and at most {MAX_RATE:g} requests/s (got {cut(rate)})"])
+
+
 def _check_args(args: argparse.Namespace) -> float:
     from timing.simulate import DEFAULT_RATE
 
-    if args.phases < 1:
-        raise ConfigError([f"--phases: must be at least 1 (got {args.phases})"])
     rate = DEFAULT_RATE if args.rate is None else args.rate
-    if not rate > 0 or rate > 10000:
-        raise ConfigError([f"--rate: must be above 0 and at most 10000 requests/s (got {args.rate})"])
+    check_bounds(args.phases, rate)
     return rate
 
 

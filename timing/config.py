@@ -11,21 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
 from pydantic import ValidationError
 
+from timing.inputs import ConfigError, display_name, load_yaml, read_text
 from timing.model import Stack
+from timing.textio import cut
+
+__all__ = ["EXAMPLE", "NAMESPACE", "ConfigError", "describe_errors", "lockstep_values", "present",
+           "read_stack_file", "read_stack_values", "stack_from_config"]
 
 NAMESPACE = "lockstep"
 EXAMPLE = Path(__file__).resolve().parent.parent / "Pulumi.example.yaml"
-
-
-class ConfigError(Exception):
-    """Unreadable or invalid input (exit 2). `lines` are one-line messages."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        super().__init__("\n".join(lines))
 
 
 def _is_secret(value: Any) -> bool:
@@ -49,7 +45,7 @@ def describe_errors(err: ValidationError) -> list[str]:
         path = ".".join(str(p) for p in e["loc"]) or "(stack)"
         msg = e["msg"].removeprefix("Value error, ")
         shown = e.get("input")
-        got = "" if isinstance(shown, (dict, list)) or e["type"] == "missing" else f" (got {shown!r})"
+        got = "" if isinstance(shown, (dict, list)) or e["type"] == "missing" else f" (got {cut(shown)})"
         if e["type"] == "extra_forbidden":
             msg = "unknown key (see docs/CONFIG.md for the keys this section takes)"
         lines.append(f"{NAMESPACE}:{path}: {msg}{got}")
@@ -78,28 +74,23 @@ def stack_from_config(values: Mapping[str, Any], *, check_invariants: bool = Fal
     return stack
 
 
-def read_stack_file(path: str | Path | None) -> Stack:
-    """Read `Pulumi.<stack>.yaml` (or the bundled example when `path` is None)."""
-    target = Path(path) if path is not None else EXAMPLE
-    try:
-        text = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError([f"{target}: no such file"]) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as err:
-        raise ConfigError([f"{target}: cannot read ({err.__class__.__name__})"]) from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}:" if mark is not None else ""
-        problem = getattr(err, "problem", None) or "malformed YAML"
-        raise ConfigError([f"{target}:{where} {problem}"]) from None
+def read_stack_values(path: str | Path | None) -> tuple[dict[str, Any], Stack]:
+    """The `lockstep:` values of `Pulumi.<stack>.yaml` (`-`: standard input; None: the bundled
+    example) and the model they validate to. Every problem is a `ConfigError` naming the file."""
+    target = EXAMPLE if path is None else path
+    name = display_name(target)
+    [doc] = load_yaml(read_text(target), name, single=True) or [None]
     if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
-        raise ConfigError([f"{target}: not a Pulumi stack config (expected a top-level `config:` mapping)"])
+        raise ConfigError([f"{name}: not a Pulumi stack config (expected a top-level `config:` mapping)"])
     values = lockstep_values(doc["config"])
     if not values:
-        raise ConfigError([f"{target}: no `{NAMESPACE}:` keys under `config:`"])
+        raise ConfigError([f"{name}: no `{NAMESPACE}:` keys under `config:`"])
     try:
-        return stack_from_config(values)
+        return values, stack_from_config(values)
     except ConfigError as err:
-        raise ConfigError([f"{target}: {line}" for line in err.lines]) from None
+        raise ConfigError([f"{name}: {line}" for line in err.lines]) from None
+
+
+def read_stack_file(path: str | Path | None) -> Stack:
+    """Read `Pulumi.<stack>.yaml` (`-`: standard input; None: the bundled example)."""
+    return read_stack_values(path)[1]

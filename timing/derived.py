@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
     """A single input; an unknown (None) input counts as 0 and is remembered."""
     if value is None:
-        return Term(label, 0, source, (source,), unit)
-    return Term(label, value, source, (), unit)
+        return Term(label, 0, source, (source,), unit, (source,))
+    return Term(label, value, source, (), unit, (source,))
 
 
 def source_field(source: str, value: int | None) -> Term:
@@ -34,7 +34,12 @@ def total(label: str, *parts: Term) -> Term:
     value = sum(int(p.value) for p in parts)
     source = " + ".join(_part(p) for p in parts)
     unknown = tuple(u for p in parts for u in p.unknown)
-    return Term(label, value, source, unknown)
+    return Term(label, value, source, unknown, fields=fields_of(*parts))
+
+
+def fields_of(*parts: Term) -> tuple[str, ...]:
+    """The model fields of several terms, each once, in order."""
+    return tuple(dict.fromkeys(f for p in parts for f in p.fields))
 
 
 def _part(t: Term) -> str:
@@ -43,7 +48,8 @@ def _part(t: Term) -> str:
 
 
 def product(label: str, a: Term, b: Term) -> Term:
-    return Term(label, int(a.value) * int(b.value), f"{_part(a)} × {_part(b)}", a.unknown + b.unknown)
+    return Term(label, int(a.value) * int(b.value), f"{_part(a)} × {_part(b)}", a.unknown + b.unknown,
+                fields=fields_of(a, b))
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -64,6 +70,11 @@ def replicas(svc: Service) -> int:
         return svc.hpa.min_replicas
     assert svc.replicas is not None
     return svc.replicas
+
+
+def replica_field(svc: Service) -> str:
+    """The field the replica count the rules judge comes from."""
+    return "hpa.min_replicas" if svc.hpa is not None else "replicas"
 
 
 def surge_pods(svc: Service) -> int:
@@ -111,7 +122,7 @@ def lb_detect(lb: LoadBalancer) -> Term:
     """Worst case from "target starts leaving" to "LB sends it no new requests": the
     fastest of the service's removal paths."""
     best = min(removal_paths(lb), key=lambda t: int(t.value))
-    return Term("lb_detect", best.value, f"{best.label}: {best.source}", best.unknown)
+    return Term("lb_detect", best.value, f"{best.label}: {best.source}", best.unknown, fields=best.fields)
 
 
 def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
@@ -158,7 +169,8 @@ def tolerance(probe: Probe, prefix: str) -> Term:
     """How long a failing probe is put up with: initial delay + (failures - 1) × period."""
     return Term("tolerance", probe.initial_delay_s + (probe.failure_threshold - 1) * probe.period_s,
                 f"{prefix}.initial_delay_s {probe.initial_delay_s} + ({prefix}.failure_threshold "
-                f"{probe.failure_threshold} - 1) × {prefix}.period_s {probe.period_s}")
+                f"{probe.failure_threshold} - 1) × {prefix}.period_s {probe.period_s}",
+                fields=(f"{prefix}.initial_delay_s", f"{prefix}.failure_threshold", f"{prefix}.period_s"))
 
 
 def startup_tolerance(svc: Service) -> Term | None:
@@ -169,19 +181,20 @@ def startup_tolerance(svc: Service) -> Term | None:
         t = tolerance(svc.probes.liveness, "probes.liveness")
     else:
         return None
-    return Term("startup_tolerance", t.value, t.source)
+    return Term("startup_tolerance", t.value, t.source, fields=t.fields)
 
 
 def unready_after(probe: Probe) -> Term:
     return Term("unready_after", probe.period_s * probe.failure_threshold,
                 f"probes.readiness.period_s {probe.period_s} × probes.readiness.failure_threshold "
-                f"{probe.failure_threshold}")
+                f"{probe.failure_threshold}", fields=("probes.readiness.period_s", "probes.readiness.failure_threshold"))
 
 
 def kill_tolerance(probe: Probe) -> Term:
     return Term("kill_tolerance", (probe.failure_threshold - 1) * probe.period_s,
                 f"(probes.liveness.failure_threshold {probe.failure_threshold} - 1) × "
-                f"probes.liveness.period_s {probe.period_s}")
+                f"probes.liveness.period_s {probe.period_s}",
+                fields=("probes.liveness.failure_threshold", "probes.liveness.period_s"))
 
 
 def started(svc: Service | HeartbeatService) -> Term:
@@ -198,16 +211,18 @@ def started(svc: Service | HeartbeatService) -> Term:
     delayed = ready is not None and ready.initial_delay_s > 0
     if startup is None and not delayed:
         return warm
-    value, source = int(warm.value), _part(warm)
+    value, source, fields = int(warm.value), _part(warm), warm.fields
     if startup is not None:
         value = max(value, startup.initial_delay_s) + startup.period_s
         source = (f"max({source}, probes.startup.initial_delay_s {startup.initial_delay_s}) + "
                   f"probes.startup.period_s {startup.period_s}")
+        fields += ("probes.startup.initial_delay_s", "probes.startup.period_s")
     if delayed:
         assert ready is not None  # pragma: no mutate -- narrows the type only
         value = max(value, ready.initial_delay_s)
         source = f"max({source}, probes.readiness.initial_delay_s {ready.initial_delay_s})"
-    return Term("started", value, source, warm.unknown)
+        fields += ("probes.readiness.initial_delay_s",)
+    return Term("started", value, source, warm.unknown, fields=fields)
 
 
 def pod_ready(svc: Service | HeartbeatService) -> Term:
@@ -219,7 +234,8 @@ def pod_ready(svc: Service | HeartbeatService) -> Term:
     if ready is not None:
         parts.append(Term("readiness", ready.period_s * ready.success_threshold,
                           f"probes.readiness.period_s {ready.period_s} × "
-                          f"probes.readiness.success_threshold {ready.success_threshold}"))
+                          f"probes.readiness.success_threshold {ready.success_threshold}",
+                          fields=("probes.readiness.period_s", "probes.readiness.success_threshold")))
     if isinstance(svc, Service):
         parts.append(source_field("rollout.min_ready_s", svc.rollout.min_ready_s))
         if svc.readiness_gate is not None and svc.lb is not None:
@@ -234,7 +250,7 @@ def replace_time(svc: Service) -> Term:
     before its successor is scheduled."""
     ready = pod_ready(svc)
     if svc.kind == "Deployment":
-        return Term("replace_time", ready.value, ready.source, ready.unknown)
+        return Term("replace_time", ready.value, ready.source, ready.unknown, fields=ready.fields)
     return total("replace_time", stop(svc), source_field("schedule_s", svc.schedule_s), ready)
 
 
@@ -244,13 +260,13 @@ def rollout_time(svc: Service) -> Term:
     if svc.kind == "StatefulSet":
         rep = replace_time(svc)
         return Term("rollout_time", n * int(rep.value), f"replicas {n} × replace_time {rep.value}",
-                    rep.unknown)
+                    rep.unknown, fields=(replica_field(svc), *rep.fields))
     ready, end = pod_ready(svc), stop(svc)
     step = max(surge_pods(svc), unavailable_pods(svc), 1)
     waves = ceil_div(n, step)
     return Term("rollout_time", waves * int(ready.value) + int(end.value),
                 f"ceil(replicas {n} / {step} per wave) × pod_ready {ready.value} + stop {end.value}",
-                ready.unknown + end.unknown)
+                ready.unknown + end.unknown, fields=(replica_field(svc), *fields_of(ready, end)))
 
 
 # ---- failover ------------------------------------------------------------------------------------
@@ -264,7 +280,8 @@ def failover_time(fo: Failover) -> Term:
     # A report shows this part as "detect N" (its label and value); its own source is never
     # printed, so that text cannot be checked and is kept apart under the pragma.
     detect_source = "failover.check_interval_s × failover.failure_threshold"  # pragma: no mutate
-    detect = Term("detect", fo.check_interval_s * fo.failure_threshold, detect_source)
+    detect = Term("detect", fo.check_interval_s * fo.failure_threshold, detect_source,
+                  fields=("failover.check_interval_s", "failover.failure_threshold"))
     reconnect = source_field("failover.client_reconnect_s", fo.client_reconnect_s)
     if fo.mode == "dns":
         return total("failover_time", detect, failover_ttl(fo), reconnect)
@@ -274,4 +291,5 @@ def failover_time(fo: Failover) -> Term:
 def failover_tolerance(fo: Failover) -> Term:
     return Term("tolerance", (fo.failure_threshold - 1) * fo.check_interval_s,
                 f"(failover.failure_threshold {fo.failure_threshold} - 1) × "
-                f"failover.check_interval_s {fo.check_interval_s}")
+                f"failover.check_interval_s {fo.check_interval_s}",
+                fields=("failover.failure_threshold", "failover.check_interval_s"))

@@ -28,6 +28,7 @@ class Term:
     source: str
     unknown: tuple[str, ...] = ()  # inputs not known, counted as 0 in `value`
     unit: str = "s"  # "" for counts (replicas, thresholds)
+    fields: tuple[str, ...] = ()  # the model fields the value is computed from (locating a finding reads them)
 
     def render(self) -> str:
         if self.source in self.unknown:
@@ -83,8 +84,10 @@ class Finding:
         return {
             "id": self.id, "severity": self.severity, "status": self.status,
             "subject": self.subject, "relation": self.relation,
-            "left": {"label": self.left.label, "value": self.left.value, "source": self.left.source},
-            "right": {"label": self.right.label, "value": self.right.value, "source": self.right.source},
+            "left": {"label": self.left.label, "value": self.left.value, "source": self.left.source,
+                     "fields": list(self.left.fields)},
+            "right": {"label": self.right.label, "value": self.right.value, "source": self.right.source,
+                      "fields": list(self.right.fields)},
             "margin_s": self.margin_s, "slack_s": self.slack_s, "fix": self.fix,
             "needs": list(self.needs), "reason": self.reason, "message": self.render(),
         }
@@ -151,15 +154,14 @@ def holds(subject: str, ok: bool, left: Term, relation: str, right: Term, fix: s
                    case=case)
 
 
-def unknown(subject: str, left: Term, relation: str, right: Term, fix: str, needs: tuple[str, ...],
-            service: str = "") -> Verdict:
+def unknown(subject: str, left: Term, relation: str, right: Term, fix: str, needs: tuple[str, ...]) -> Verdict:
     """A relation that is not arithmetic and cannot be decided: `needs` names what would decide it."""
-    return Verdict(subject, left, relation, right, 0, None, fix, "skipped", needs, service)
+    return Verdict(subject, left, relation, right, 0, None, fix, "skipped", needs)
 
 
 def in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int, unit: str,
              fix: str) -> Verdict:
     """`value` within the API range lo–hi; the slack is the distance to the nearer bound."""
     s = min(value - lo, hi - value)
-    return Verdict(subject, Term(label, value, source, (), unit), "in",
+    return Verdict(subject, Term(label, value, source, (), unit, (source,)), "in",
                    Term("API range", f"{lo}–{hi}{unit}", ""), 0, s, fix, "ok" if s >= 0 else "broken")

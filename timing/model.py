@@ -116,6 +116,7 @@ class LoadBalancer(Strict):
 def fill_lb_defaults(data: dict[str, Any]) -> dict[str, Any]:
     kind = KINDS.get(data["kind"]) if isinstance(data.get("kind"), str) else None
     out = dict(data)
+    # A kind that is not a string (a list, a mapping) is left for the field to refuse.
     if kind is not None:
         for key, value in kind.propagation.items():
             out.setdefault(key, value)

@@ -8,20 +8,30 @@ values where a finding of `evaluate` turns from ok to error, found by bisection)
 model rejects as invalid input is counted and skipped. Every other mutant gets the error rule
 ids that reject it and the simulation's verdict (requests lost, false blocks, false watchdog
 actions, failed deploys). A mutant no rule rejects but the simulation finds harmful is a gap.
+
+The unmutated stack is judged once (`Baseline`); a mutant of one service's number re-judges
+and re-simulates only that service and re-runs the stack-scope rules, so a run grows with the
+count of numbers, not with its square. Numbers are judged in worker processes (`jobs`), and
+the report is the same as a run in one process.
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterator
 
 from pydantic import ValidationError
 
-from timing.invariants import evaluate
-from timing.model import Stack
-from timing.sim.spec import ServiceSpec, stack_specs
+from timing.findings import Finding
+from timing.invariants import RULES, Ctx, apply_accepts, context
+from timing.model import Service, Stack
+from timing.sim.spec import ServiceSpec, service_spec, stack_specs
 from timing.simulate import SCENARIOS, simulate_specs
 
 Path = tuple[str | int, ...]
@@ -64,6 +74,7 @@ class MutationReport:
     cpu_s: float = 0.0
     phases: int = 0
     rate: float = 0.0
+    jobs: int = 1
     baseline_harm: tuple[str, ...] = ()
     baseline_errors: tuple[str, ...] = ()
 
@@ -150,36 +161,154 @@ def field_range(path: Path) -> tuple[int, int]:
     return (lo if lo is not None else 0, hi if hi is not None else 2**31 - 1)
 
 
-# ---- rule boundaries -------------------------------------------------------------------------------
+# ---- the unmutated stack, split by what one number can reach ----------------------------------
+# A finding's identity across mutants: (rule id, segment, subject, n-th of that triple). The
+# segment is the service index for service- and lb-scope findings, "stack" for stack-scope ones.
+Key = tuple[str, object, str, int]
+Statuses = dict[Key, bool]
+Segment = tuple[object, list[list[Finding]]]  # (segment, findings per rule of RULES, in order)
+STACK = "stack"
+
+
 def build(data: dict[str, Any]) -> Stack:
     return Stack.model_validate(data, context={"skip_invariants": True})
 
 
-def _statuses(data: dict[str, Any]) -> dict[tuple[str, str, int], bool] | None:
-    """Error or not, per finding (rule id, subject, n-th of that pair); None: invalid input."""
-    try:
-        stack = build(data)
-    except ValidationError:
-        return None
-    out: dict[tuple[str, str, int], bool] = {}
-    seen: dict[tuple[str, str], int] = {}
-    for f in evaluate(stack):
-        k = (f.id, f.subject)
-        seen[k] = seen.get(k, -1) + 1
-        out[(f.id, f.subject, seen[k])] = f.status == "error"
+def _problem(err: ValidationError, prefix: Path = ()) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in prefix + tuple(first["loc"]))
+    return f"{where}: {first['msg'].removeprefix('Value error, ')}"
+
+
+def _statuses(segments: list[Segment]) -> Statuses:
+    """Error or not, per finding, in the order `evaluate` reports them (rule, then service)."""
+    out: Statuses = {}
+    seen: dict[tuple[str, object, str], int] = {}
+    for i in range(len(RULES)):
+        for seg, per_rule in segments:
+            for f in per_rule[i]:
+                k = (f.id, seg, f.subject)
+                seen[k] = seen.get(k, -1) + 1
+                out[(f.id, seg, f.subject, seen[k])] = f.status == "error"
     return out
 
 
-def boundaries(data: dict[str, Any], path: Path, value: int, lo: int, hi: int,
-               base: dict[tuple[str, str, int], bool]) -> dict[int, str]:
+def _error_ids(segments: list[Segment]) -> set[str]:
+    return {f.id for _, per_rule in segments for fs in per_rule for f in fs if f.status == "error"}
+
+
+@dataclass
+class Variant:
+    """The stack with one number changed, and the parts of it that had to be judged again."""
+
+    stack: Stack
+    index: int | None  # the service whose number changed; None: a stack-level number
+    segments: list[Segment]
+
+
+class Baseline:
+    """The unmutated stack, judged once, split by what a mutant of one number can reach.
+
+    A service's number reaches that service's own (service- and lb-scope) findings, its own
+    simulation spec, and the stack-scope rules (they read services through the stack); every
+    other service's findings and spec stay the baseline's. References between a stack's parts
+    are names, never numbers, so a mutated service is validated alone and put in the place of
+    the original. A stack-level number (margin, watchdog, heartbeat, failover) re-judges all.
+    """
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.data = stack.model_dump()
+        self.ctx = context(stack)
+        self.accepts = {s.name: {a.id: a.reason for a in s.accept} for s in stack.services}
+        self.segments: list[Segment] = [(i, self._service_findings(svc, self.ctx))
+                                        for i, svc in enumerate(stack.services)]
+        self.stack_segment: Segment = (STACK, self._stack_findings(stack, self.ctx))
+        self.specs = tuple(stack_specs(stack))
+        self.errors = tuple(sorted(_error_ids(self.all_segments)))
+        self._error_counts = Counter(f.id for _, per_rule in self.segments for fs in per_rule
+                                     for f in fs if f.status == "error")
+        self._statuses: dict[int | None, Statuses] = {}
+
+    @property
+    def all_segments(self) -> list[Segment]:
+        return [*self.segments, self.stack_segment]
+
+    def _service_findings(self, svc: Service, ctx: Ctx) -> list[list[Finding]]:
+        out: list[list[Finding]] = []
+        for rule in RULES:
+            if rule.scope == "service":
+                found = rule.check(svc, ctx)
+            elif rule.scope == "lb" and svc.lb is not None:
+                found = rule.check(svc.name, svc.lb, ctx)
+            else:
+                found = []
+            out.append(apply_accepts(found, self.accepts))
+        return out
+
+    def _stack_findings(self, stack: Stack, ctx: Ctx) -> list[list[Finding]]:
+        return [apply_accepts(rule.check(stack, ctx), self.accepts) if rule.scope == "stack" else []
+                for rule in RULES]
+
+    @staticmethod
+    def service_of(path: Path) -> int | None:
+        return path[1] if path[0] == "services" else None  # type: ignore[return-value]
+
+    def variant(self, path: Path, value: int) -> Variant | str:
+        """The stack with `path` set to `value`, or the model's reason to reject it."""
+        k = self.service_of(path)
+        if k is None:
+            try:
+                stack = build(with_value(self.data, path, value))
+            except ValidationError as err:
+                return _problem(err)
+            ctx = context(stack)
+            segments = [(i, self._service_findings(svc, ctx)) for i, svc in enumerate(stack.services)]
+            return Variant(stack, None, [*segments, (STACK, self._stack_findings(stack, ctx))])
+        try:
+            svc = Service.model_validate(with_value(self.data["services"][k], path[2:], value))
+        except ValidationError as err:
+            return _problem(err, path[:2])
+        services = self.stack.services
+        stack = self.stack.model_copy(update={"services": (*services[:k], svc, *services[k + 1:])})
+        return Variant(stack, k, [(k, self._service_findings(svc, self.ctx)),
+                                  (STACK, self._stack_findings(stack, self.ctx))])
+
+    def base_statuses(self, k: int | None) -> Statuses:
+        """The baseline's statuses of the findings a mutant of service `k` (None: of a
+        stack-level number) is judged on."""
+        if k not in self._statuses:
+            segs = self.all_segments if k is None else [self.segments[k], self.stack_segment]
+            self._statuses[k] = _statuses(segs)
+        return self._statuses[k]
+
+    def error_rules(self, v: Variant) -> tuple[str, ...]:
+        """Every error rule id of the whole mutated stack."""
+        ids = _error_ids(v.segments)
+        if v.index is not None:
+            own = Counter(f.id for fs in self.segments[v.index][1] for f in fs if f.status == "error")
+            ids |= {i for i, n in self._error_counts.items() if n > own[i]}
+        return tuple(sorted(ids))
+
+    def changed_specs(self, v: Variant) -> list[ServiceSpec]:
+        if v.index is None:
+            return [s for s, b in zip(stack_specs(v.stack), self.specs) if s != b]
+        spec = service_spec(v.stack, v.stack.services[v.index])
+        return [spec] if spec != self.specs[v.index] else []
+
+
+# ---- rule boundaries -------------------------------------------------------------------------------
+def boundaries(base: Baseline, path: Path, value: int, lo: int, hi: int) -> dict[int, str]:
     """Values next to each point where a finding flips as this number moves from `value`
     towards either end of its range (bisection: rules are monotone in one number)."""
     found: dict[int, str] = {}
-    cache: dict[int, dict | None] = {value: base}
+    before = base.base_statuses(base.service_of(path))
+    cache: dict[int, Statuses | None] = {value: before}
 
-    def at(x: int) -> dict | None:
+    def at(x: int) -> Statuses | None:
         if x not in cache:
-            cache[x] = _statuses(with_value(data, path, x))
+            v = base.variant(path, x)
+            cache[x] = None if isinstance(v, str) else _statuses(v.segments)
         return cache[x]
 
     for end in (lo, hi):
@@ -188,7 +317,7 @@ def boundaries(data: dict[str, Any], path: Path, value: int, lo: int, hi: int,
         far = at(end)
         if far is None:
             continue
-        for key, status in base.items():
+        for key, status in before.items():
             if far.get(key, status) == status:
                 continue
             good, bad = value, end  # status flips somewhere in (good, bad]
@@ -205,11 +334,10 @@ def boundaries(data: dict[str, Any], path: Path, value: int, lo: int, hi: int,
     return found
 
 
-def candidates(data: dict[str, Any], path: Path, value: int,
-               base: dict[tuple[str, str, int], bool]) -> list[Mutant]:
+def candidates(base: Baseline, path: Path, value: int) -> list[Mutant]:
     lo, hi = field_range(path)
     plain = {0: "zero", lo: "min", hi: "max", value // 2: "half", value * 2: "double", value * 10: "x10"}
-    plain.update({x: why for x, why in boundaries(data, path, value, lo, hi, base).items()
+    plain.update({x: why for x, why in boundaries(base, path, value, lo, hi).items()
                   if x not in plain})
     return [Mutant(path, value, x, why) for x, why in sorted(plain.items()) if x != value]
 
@@ -242,19 +370,12 @@ class SimCache:
         return self.memo[spec]
 
 
-def judge(data: dict[str, Any], mutant: Mutant, sims: SimCache,
-          base_specs: tuple[ServiceSpec, ...]) -> Verdict:
-    mutated = with_value(data, mutant.path, mutant.value)
-    try:
-        stack = build(mutated)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return Verdict(mutant, "rejected_by_model", simulated=False,
-                       problem=f"{where}: {first['msg'].removeprefix('Value error, ')}")
-    rules = tuple(sorted({f.id for f in evaluate(stack) if f.status == "error"}))
-    specs = tuple(stack_specs(stack))
-    changed = [s for s, b in zip(specs, base_specs) if s != b]
+def judge(base: Baseline, mutant: Mutant, sims: SimCache) -> Verdict:
+    v = base.variant(mutant.path, mutant.value)
+    if isinstance(v, str):
+        return Verdict(mutant, "rejected_by_model", simulated=False, problem=v)
+    rules = base.error_rules(v)
+    changed = base.changed_specs(v)
     if not changed:
         return Verdict(mutant, "outside", rules, simulated=False)
     harm = tuple(h for s in changed for h in sims.harm(s))
@@ -265,25 +386,79 @@ def judge(data: dict[str, Any], mutant: Mutant, sims: SimCache,
     return Verdict(mutant, category, rules, harm)
 
 
+# ---- the run: one number per task, spread over the machine's cores ---------------------------
+class Run:
+    """One process's share of a mutation run: the baseline and its own simulation cache."""
+
+    def __init__(self, stack: Stack, phases: int, seed: int, rate: float) -> None:
+        self.base = Baseline(stack)
+        self.sims = SimCache(phases, seed, rate)
+
+    def number(self, task: tuple[Path, int]) -> list[Verdict]:
+        """Every wrong value of one number, judged."""
+        path, value = task
+        return [judge(self.base, m, self.sims) for m in candidates(self.base, path, value)]
+
+    def harm(self, spec: ServiceSpec) -> tuple[str, ...]:
+        return self.sims.harm(spec)
+
+
+_run: Run | None = None  # a worker process's own `Run`, made once by `_start`
+
+
+def _start(stack: Stack, phases: int, seed: int, rate: float) -> None:
+    global _run
+    _run = Run(stack, phases, seed, rate)
+
+
+def _number(task: tuple[Path, int]) -> list[Verdict]:
+    assert _run is not None
+    return _run.number(task)
+
+
+def _harm(spec: ServiceSpec) -> tuple[str, ...]:
+    assert _run is not None
+    return _run.harm(spec)
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 10.0,
-                 only: str | None = None) -> MutationReport:
-    """Every number of `stack` pushed to wrong values; `only`: a field-path prefix."""
-    started, cpu = time.perf_counter(), time.process_time()
-    data = stack.model_dump()
-    sims = SimCache(phases, seed, rate)
-    base_specs = tuple(stack_specs(stack))
-    report = MutationReport(phases=phases, rate=rate)
-    report.baseline_harm = tuple(h for s in base_specs for h in sims.harm(s))
-    report.baseline_errors = tuple(sorted({f.id for f in evaluate(stack) if f.status == "error"}))
-    base = _statuses(data)
-    assert base is not None
-    for path, value in numbers(data):
-        where = ".".join(str(p) for p in path)
-        if only is not None and not where.startswith(only):
-            continue
-        report.numbers += 1
-        for mutant in candidates(data, path, value, base):
-            report.verdicts.append(judge(data, mutant, sims, base_specs))
+                 only: str | None = None, jobs: int = 1) -> MutationReport:
+    """Every number of `stack` pushed to wrong values; `only`: a field-path prefix; `jobs`:
+    worker processes (1: all in this process). The report is the same for any `jobs`: each
+    number's mutants are judged on their own, the simulation is deterministic per spec and
+    seed, and the results are put back in the walk's order."""
+    started, cpu = time.perf_counter(), _cpu_s()
+    run = Run(stack, phases, seed, rate)
+    tasks = [(path, value) for path, value in numbers(run.base.data)
+             if only is None or ".".join(str(p) for p in path).startswith(only)]
+    report = MutationReport(phases=phases, rate=rate, numbers=len(tasks), jobs=max(1, jobs))
+    report.baseline_errors = run.base.errors
+    if jobs <= 1:
+        harms = [run.harm(s) for s in run.base.specs]
+        per_number = [run.number(t) for t in tasks]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_start,
+                                 initargs=(stack, phases, seed, rate)) as pool:
+            harms = list(pool.map(_harm, run.base.specs))
+            # One number per task: a number's cost varies by orders of magnitude (a wrong
+            # value of a day simulates a day), so a free worker takes the next one.
+            per_number = list(pool.map(_number, tasks))
+    report.baseline_harm = tuple(h for hs in harms for h in hs)
+    report.verdicts = [v for vs in per_number for v in vs]
     report.wall_s = time.perf_counter() - started
-    report.cpu_s = time.process_time() - cpu
+    report.cpu_s = _cpu_s() - cpu
     return report
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its finished worker processes."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime

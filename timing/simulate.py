@@ -28,6 +28,11 @@ SCENARIOS: dict[str, Scenario] = {"rollout": rollout, "replace": replace, "crash
                                   "quiet": quiet}
 PLANNED = ("rollout", "replace", "quiet")  # any loss or block in these is a failure
 DEFAULT_RATE = 20.0  # requests per second across the service
+# Bounds on what a caller may ask for: each phase is a full run of every scenario, so the work
+# grows with phases × rate. Simulated time itself is bounded by the scenarios (a rollout is
+# followed for at most `timing.sim.scenarios.MAX_ROLLOUT` seconds) and the model's ranges.
+MAX_PHASES = 1000
+MAX_RATE = 10000.0  # requests per second
 COUNTERS = tuple(f.name for f in fields(Counts) if f.name != "notes")
 
 

@@ -143,16 +143,28 @@ def _mermaid_label(text: str) -> str:
     return text.replace(":", " ").replace("#", "no.").replace(";", ",")
 
 
+# The chart's input dates are Unix millisecond timestamps (`dateFormat x`, "Unix ms timestamp"
+# in Mermaid's gantt syntax docs): t=N s is written N × 1000. `dateFormat X` (seconds) is
+# documented but Mermaid 11 reads any all-digit start under either `x` or `X` as
+# milliseconds (its ganttDb `getStartDate` returns `new Date(Number(str))` for both), so
+# with `X` every start collapsed to ~0 while the `Ns` lengths stayed in seconds: wave 2 of
+# a rollout sat on top of wave 1 and every milestone at 0. Older Mermaid (dayjs/moment
+# strict parsing) reads `x` as milliseconds too, so this form renders alike on both.
+# Positions are exact; the axis labels are the viewer's local minutes:seconds of those
+# instants, so they wrap after an hour and read 30 minutes off in a half-hour time zone.
+_MS_PER_S = 1000
+
+
 def render_mermaid(timelines: list[Timeline]) -> str:
-    lines = ["gantt", "  dateFormat X", "  axisFormat %M:%S"]
+    lines = ["gantt", "  dateFormat x", "  axisFormat %M:%S"]
     for i, tl in enumerate(timelines):
         lines.append(f"  section {_mermaid_label(tl.title)}")
         for j, s in enumerate(tl.spans):
             ident = f"t{i}_{j}"
-            if s.start_s == s.end_s:
-                lines.append(f"  {_mermaid_label(s.label)} :milestone, {ident}, {s.start_s}, 0s")
-            else:
-                lines.append(f"  {_mermaid_label(s.label)} :{ident}, {s.start_s}, {s.end_s - s.start_s}s")
+            start = s.start_s * _MS_PER_S
+            # A milestone is drawn at start + length / 2 (Mermaid docs, "Milestones"): length 0s.
+            tag = "milestone, " if s.start_s == s.end_s else ""
+            lines.append(f"  {_mermaid_label(s.label)} :{tag}{ident}, {start}, {s.end_s - s.start_s}s")
     return "\n".join(lines)
 
 

@@ -63,6 +63,39 @@ def test_text_groups_findings_by_workload_with_both_sides_slack_and_fix(run_audi
     assert run.out.rstrip().splitlines()[-1].startswith("lockstep audit: 1 subject in 1 file: 7 error, 2 warning")
 
 
+NEEDS = CORPUS / "needs-annotations" / "input"
+
+
+def test_text_folds_a_workloads_skipped_rules_into_one_line_naming_the_annotations(run_audit):
+    skipped = [f for f in run_audit("--format", "json", str(NEEDS)).findings() if f["status"] == "skipped"]
+    run = run_audit(str(NEEDS))
+    lines = run.out.splitlines()
+    folded = [line for line in lines if line.lstrip().startswith("SKIPPED")]
+    assert len(skipped) > 1 and len(folded) == 1
+    (line,) = folded
+    assert line.startswith(f"  SKIPPED {len(skipped)}: set ")
+    for f in skipped:
+        assert f["id"] in line and all(n in line for n in f["needs"]), (f["id"], f["needs"])
+    assert not any(f"SKIPPED {f['id']}" in run.out for f in skipped)
+    assert lines[-1].endswith(f"{len(skipped)} skipped, 0 accepted, 5 ok")
+
+
+def test_text_with_all_prints_every_skipped_and_passing_finding_in_full(run_audit):
+    report = run_audit("--format", "json", str(NEEDS)).report
+    run = run_audit("--all", str(NEEDS))
+    for f in report["subjects"][0]["findings"]:
+        assert f"{f['status'].upper()} {f['id']}  " in run.out, f["id"]
+    assert "(--all: each)" not in run.out and "passing)" not in run.out
+
+
+def test_text_prints_errors_and_warnings_in_full_beside_the_folded_skips(run_audit):
+    run = run_audit(str(CORPUS / "heartbeat-configmap" / "input"))
+    errors = [f for f in run_audit("--format", "json", str(CORPUS / "heartbeat-configmap" / "input")).findings()
+              if f["status"] in ("error", "warning")]
+    assert errors and all(f"{f['status'].upper()} {f['id']}  " in run.out for f in errors)
+    assert "  SKIPPED 1: set max_outage_s to decide heartbeat-within-outage-budget  (--all: each)" in run.out
+
+
 def test_json_reports_ok_findings_too_and_the_verdict(run_audit):
     run = run_audit("--format", "json", str(CORPUS / "alb-ip-gated" / "input"))
     report = json.loads(run.out)

@@ -141,3 +141,21 @@ def test_during_a_preview_unknown_arns_are_followed_by_dependency(monkeypatch):
     assert len(violations("drain-covers-lb-detection", broken)) == 1
     assert len(violations("failover-ignores-deploys", edited(
         {"api-deployment:spec:strategy:rollingUpdate:maxUnavailable": 1.0}, stack))) == 1
+
+
+def test_the_pack_has_one_policy_per_severity_of_every_rule_resources_decide_and_none_other():
+    """The policy list follows the registry: decided-from-resources rules only, an advisory
+    twin for a rule's warning case, and the two reporting policies."""
+    from policies.rules import all_policies
+    from timing.invariants import RULES
+
+    expected = []
+    for r in RULES:
+        if r.decided == "config":
+            continue
+        if "error" in r.severities:
+            expected.append(r.id)
+        if "warning" in r.severities:
+            expected.append(f"{r.id}-advisory" if "error" in r.severities else r.id)
+    names = [p.name for p in all_policies()]
+    assert sorted(names) == sorted(expected + [ACCEPTED, READABLE])

@@ -1,17 +1,24 @@
-"""The config mutator's parts: ranges from the model, rule boundaries by bisection, verdicts."""
+"""The config mutator's parts: ranges from the model, rule boundaries by bisection, verdicts,
+the baseline a mutant is judged against, and the parallel run."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from timing.config import read_stack_file
-from timing.mutate import (Mutant, SimCache, _statuses, candidates, field_range, judge, numbers,
-                           with_value)
+from timing.invariants import evaluate
+from timing.mutate import (Baseline, Mutant, SimCache, build, candidates, field_range, judge,
+                           mutate_stack, numbers, with_value)
 from timing.sim.spec import stack_specs
 
 EXAMPLE = read_stack_file(None)
 DATA = EXAMPLE.model_dump()
 DRAIN = ("services", 0, "shutdown", "drain_s")
+BASE = Baseline(EXAMPLE)
+PATHS = sorted(dict(numbers(DATA)), key=str)
 
 
 @pytest.mark.parametrize("path, expected", [
@@ -41,15 +48,14 @@ def test_changing_one_number_leaves_the_original_untouched():
 
 def test_the_drains_wrong_values_include_both_sides_of_its_rule_boundary():
     # drain-covers-lb-detection: drain ≥ 15 s + margin 5 s, so 20 passes and 19 fails.
-    base = _statuses(DATA)
-    values = {m.value: m.why for m in candidates(DATA, DRAIN, 20, base)}
+    values = {m.value: m.why for m in candidates(BASE, DRAIN, 20)}
     assert {0, 10, 40, 200, 86400} <= set(values)
     assert "drain-covers-lb-detection" in values[19] and "drain-covers-lb-detection" in values[18]
 
 
 def _judge(path, value):
     mutant = Mutant(path, dict(numbers(DATA))[path], value, "test")
-    return judge(DATA, mutant, SimCache(phases=1, seed=0, rate=10), tuple(stack_specs(EXAMPLE)))
+    return judge(BASE, mutant, SimCache(phases=1, seed=0, rate=10))
 
 
 def test_a_value_the_model_rejects_is_counted_and_not_simulated():
@@ -71,3 +77,55 @@ def test_a_drain_inside_the_margin_is_rejected_but_harmless():
 
 def test_a_number_the_simulation_does_not_read_is_outside_it():
     assert _judge(("services", 0, "container_port"), 9090).category == "outside"
+
+
+def test_the_baseline_holds_exactly_the_findings_evaluate_reports():
+    key = lambda f: (f.id, f.subject, f.status, f.render())  # noqa: E731
+    split = [f for _, per_rule in BASE.all_segments for fs in per_rule for f in fs]
+    assert sorted(map(key, split)) == sorted(map(key, evaluate(EXAMPLE)))
+
+
+@given(path=st.sampled_from(PATHS), value=st.integers(-5, 100_000))
+@example(path=DRAIN, value=5)  # a service's rule breaks
+@example(path=("margin_s",), value=3600)  # a stack-level number re-judges every service
+@example(path=("services", 0, "lb", "health_check", "interval_s"), value=0)  # invalid input
+def test_a_mutant_judged_against_the_baseline_matches_judging_the_whole_mutated_stack(path, value):
+    # The reference: validate the whole mutated stack and run every rule on it.
+    mutated = with_value(DATA, path, value)
+    v = BASE.variant(path, value)
+    try:
+        whole = build(mutated)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        assert v == f"{where}: {first['msg'].removeprefix('Value error, ')}"
+        return
+    assert not isinstance(v, str), v
+    assert v.stack == whole
+    assert BASE.error_rules(v) == tuple(sorted({f.id for f in evaluate(whole) if f.status == "error"}))
+    assert BASE.changed_specs(v) == [s for s, b in zip(stack_specs(whole), stack_specs(EXAMPLE)) if s != b]
+
+
+def test_a_run_in_two_worker_processes_reports_exactly_what_one_process_does():
+    serial = mutate_stack(EXAMPLE, phases=1, jobs=1)
+    parallel = mutate_stack(EXAMPLE, phases=1, jobs=2)
+    assert parallel.jobs == 2 and serial.jobs == 1
+    assert serial.numbers == parallel.numbers == len(PATHS)
+    assert [v.as_dict() for v in parallel.verdicts] == [v.as_dict() for v in serial.verdicts]
+    assert (parallel.baseline_harm, parallel.baseline_errors) == (serial.baseline_harm, serial.baseline_errors)
+    assert parallel.counts == serial.counts
+
+
+def test_mutate_refuses_fewer_than_one_job_with_one_line(capsys):
+    from timing.cli import main
+
+    assert main(["mutate", "--jobs", "0"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "lockstep mutate: --jobs: must be at least 1 (got 0)"]
+
+
+def test_mutate_names_its_worker_processes_in_the_report(capsys):
+    from timing.cli import main
+
+    assert main(["mutate", "--only", "services.0.shutdown.grace_s", "--phases", "1", "--jobs", "2"]) == 0
+    assert "(2 processes)" in capsys.readouterr().out.splitlines()[0]

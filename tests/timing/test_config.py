@@ -104,8 +104,8 @@ def test_a_path_is_read_as_a_pulumi_stack_config(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "line"), [
-    ("config: [1, 2", "{path}: line 1: expected ',' or ']', but got '<stream end>'"),
-    ("config:\n  a: b\n c: d\n", "{path}: line 3: expected <block end>, but found '<block mapping start>'"),
+    ("config: [1, 2", "{path}:2: malformed YAML: did not find expected ',' or ']'"),
+    ("config:\n  a: b\n c: d\n", "{path}:3: malformed YAML: did not find expected key"),
     ("- 1\n- 2\n", "{path}: not a Pulumi stack config (expected a top-level `config:` mapping)"),
     ("config: 3\n", "{path}: not a Pulumi stack config (expected a top-level `config:` mapping)"),
     ("", "{path}: not a Pulumi stack config (expected a top-level `config:` mapping)"),
@@ -139,21 +139,20 @@ def test_a_missing_file_a_directory_and_undecodable_bytes_are_input_errors(tmp_p
     assert err.value.lines == [f"{missing}: no such file"]
     with pytest.raises(ConfigError) as err:
         read_stack_file(tmp_path)
-    assert err.value.lines == [f"{tmp_path}: cannot read (IsADirectoryError)"]
+    assert err.value.lines == [f"{tmp_path}: is a directory"]
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"\xff\xfe\x00config")
     with pytest.raises(ConfigError) as err:
         read_stack_file(binary)
-    assert err.value.lines == [f"{binary}: cannot read (UnicodeDecodeError)"]
+    assert err.value.lines == [f"{binary}: not UTF-8 text (byte 0)"]
 
 
-def test_a_yaml_error_without_a_position_still_names_the_file(tmp_path: Path) -> None:
+def test_a_control_character_is_named_with_its_line(tmp_path: Path) -> None:
     f = tmp_path / "bell.yaml"
-    f.write_text("config: \x07\n", encoding="utf-8")  # a reader error carries no line
+    f.write_text("config:\n  lockstep:margin_s: \x07\n", encoding="utf-8")  # a reader error: a position, no mark
     with pytest.raises(ConfigError) as err:
         read_stack_file(f)
-    [line] = err.value.lines
-    assert line == f"{f}: malformed YAML"
+    assert err.value.lines == [f"{f}:2: malformed YAML: control characters are not allowed (character '\\x07')"]
 
 
 def test_an_unsafe_tag_is_refused_with_its_line(tmp_path: Path) -> None:
@@ -161,7 +160,7 @@ def test_an_unsafe_tag_is_refused_with_its_line(tmp_path: Path) -> None:
     f.write_text("config: !!python/name:os.system\n", encoding="utf-8")
     with pytest.raises(ConfigError) as err:
         read_stack_file(f)
-    assert err.value.lines == [f"{f}: line 1: could not determine a constructor for the tag "
+    assert err.value.lines == [f"{f}:1: malformed YAML: could not determine a constructor for the tag "
                                "'tag:yaml.org,2002:python/name:os.system'"]
 
 
@@ -172,3 +171,8 @@ def test_an_empty_optional_section_is_an_absent_one_as_pulumi_yaml_declares_it()
     values.update(watchdog={}, failover={}, heartbeat={}, heartbeat_specs=[])
     stack = stack_from_config(values)
     assert (stack.watchdog, stack.failover, stack.heartbeat, stack.heartbeat_specs) == (None, None, None, ())
+
+
+@pytest.mark.parametrize("kind", [["alb"], {"alb": 1}])
+def test_an_lb_kind_that_is_not_a_string_is_refused_by_the_field_not_a_type_error(kind) -> None:
+    assert lines_for({"services.0.lb.kind": kind}) == ["lockstep:services.0.lb.kind: Input should be 'alb' or 'nlb'"]

@@ -115,6 +115,13 @@ def test_an_nlb_target_group_reads_every_annotation():
     assert lb.deregistration_delay_s == 0
 
 
+def test_an_nlb_tls_listener_checks_targets_over_tcp_unless_annotated():
+    """The certificate makes the listener TLS; the health check's default stays the kind's own
+    (TCP), not the listener's protocol."""
+    lb = x.lbc_target_group({"ssl-cert": "arn:cert"}, "nlb", port=7000)
+    assert (lb.protocol, lb.health_check.protocol, lb.idle_timeout_s) == ("TLS", "TCP", 350)
+
+
 def test_the_legacy_nlb_ip_type_means_ip_targets():
     lb = x.lbc_target_group({"type": "nlb-ip", "nlb-target-type": "instance"}, "nlb", port=7000)
     assert lb.target_type == "ip"

@@ -106,8 +106,8 @@ def test_holds_reports_a_relation_without_slack() -> None:
 
 
 def test_unknown_reports_a_relation_that_cannot_be_decided_with_what_decides_it() -> None:
-    v = unknown("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), "fix", ("f.g",), service="svc")
-    assert v == Verdict("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), 0, None, "fix", "skipped", ("f.g",), "svc")
+    v = unknown("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), "fix", ("f.g",))
+    assert v == Verdict("s", Term("a", "x", "sa"), "in", Term("b", "y", ""), 0, None, "fix", "skipped", ("f.g",))
 
 
 @pytest.mark.parametrize(("value", "outcome", "slack"), [(5, "ok", 0), (7, "ok", 2), (10, "ok", 0), (4, "broken", -1),
@@ -115,7 +115,7 @@ def test_unknown_reports_a_relation_that_cannot_be_decided_with_what_decides_it(
 def test_in_range_holds_between_both_bounds_and_counts_slack_to_the_nearer(value, outcome, slack) -> None:
     v = in_range("s", "interval", "lb.x", value, 5, 10, "s", "set lb.x within 5–10")
     assert (v.outcome, v.slack_s, v.relation) == (outcome, slack, "in")
-    assert v.left == Term("interval", value, "lb.x", (), "s") and v.right == Term("API range", "5–10s", "")
+    assert v.left == Term("interval", value, "lb.x", (), "s", ("lb.x",)) and v.right == Term("API range", "5–10s", "")
     assert (v.fix, v.margin_s, v.needs, v.service, v.case) == ("set lb.x within 5–10", 0, (), "", None)
 
 
@@ -186,10 +186,17 @@ def test_as_dict_carries_every_field_and_the_printed_line() -> None:
     f = finding("error", "<=", margin=3, needs=("n",), reason="why", service="svc2")
     assert f.as_dict() == {
         "id": "rule-x", "severity": "error", "status": "error", "subject": "svc", "relation": "<=",
-        "left": {"label": "l", "value": 1, "source": "a"}, "right": {"label": "r", "value": 2, "source": "b"},
+        "left": {"label": "l", "value": 1, "source": "a", "fields": []},
+        "right": {"label": "r", "value": 2, "source": "b", "fields": []},
         "margin_s": 3, "slack_s": -1, "fix": "do it", "needs": ["n"], "reason": "why",
         "message": "ERROR rule-x  svc: l 1s (a) + margin 3s > r 2s (b)  slack -1s → do it",
     }
+
+
+def test_as_dict_lists_each_sides_fields() -> None:
+    f = Finding("rule-x", "error", "ok", "svc", Term("l", 1, "a", fields=("a", "c")), ">=", Term("r", 0, "b", fields=("b",)),
+                0, 1, "")
+    assert (f.as_dict()["left"]["fields"], f.as_dict()["right"]["fields"]) == (["a", "c"], ["b"])
 
 
 def test_every_relation_has_a_negation_and_a_printed_form() -> None:

@@ -30,7 +30,7 @@ def test_plan_prints_every_timeline_and_exits_zero_on_the_example(capsys):
 def test_plan_mermaid_is_a_fenced_gantt_chart(capsys):
     assert main(["plan", "--format", "mermaid"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:3] == ["```mermaid", "gantt", "  dateFormat X"]
+    assert lines[:3] == ["```mermaid", "gantt", "  dateFormat x"]
     assert lines[-1] == "```"
 
 

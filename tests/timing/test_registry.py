@@ -158,11 +158,20 @@ def test_a_passing_finding_reads_the_same_in_json() -> None:
     [x] = [x for x in evaluate(build()) if x.id == "failover-ignores-deploys"]
     assert x.as_dict() == {
         "id": "failover-ignores-deploys", "severity": "error", "status": "ok", "subject": "failover",
-        "relation": "==", "left": {"label": "entry service", "value": "api", "source": "failover.entry_service"},
-        "right": {"label": "rollout", "value": "keeps capacity", "source": "failover.entry_service rollout"},
+        "relation": "==", "left": {"label": "entry service", "value": "api", "source": "failover.entry_service",
+                                   "fields": ["failover.entry_service"]},
+        "right": {"label": "rollout", "value": "keeps capacity", "source": "failover.entry_service rollout",
+                  "fields": ["failover.entry_service"]},
         "margin_s": 0, "slack_s": None, "fix": "", "needs": [], "reason": "",
         "message": "OK failover-ignores-deploys  failover: entry service api (failover.entry_service) = rollout "
                    "keeps capacity (failover.entry_service rollout)",
     }
     [r53] = [x for x in evaluate(build()) if x.id == "lb-values-in-range" and x.left.label == "failure_threshold"]
     assert (r53.severity, r53.margin_s, r53.slack_s) == ("error", 0, 2)
+
+
+def test_the_readme_rule_tables_say_what_the_registry_declares() -> None:
+    import runpy
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gen-rule-table"
+    assert runpy.run_path(str(script))["main"](["--check"]) == 0, "README.md rule tables are stale"

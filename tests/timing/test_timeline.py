@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from timing.config import read_stack_file
 from timing.timeline import (
@@ -171,15 +173,15 @@ def test_text_rendering_sorts_by_time_and_names_sources():
         "  t=5s           b")
 
 
-def test_mermaid_gantt_uses_seconds_and_escapes_label_terminators():
+def test_mermaid_gantt_starts_in_milliseconds_and_escapes_label_terminators():
     tl = Timeline("svc: drain", (Span(0, 20, "wave 1: go #1; now"), Span(20, 20, "stop")))
     assert render_mermaid([tl]) == (
         "gantt\n"
-        "  dateFormat X\n"
+        "  dateFormat x\n"
         "  axisFormat %M:%S\n"
         "  section svc  drain\n"
         "  wave 1  go no.1, now :t0_0, 0, 20s\n"
-        "  stop :milestone, t0_1, 20, 0s")
+        "  stop :milestone, t0_1, 20000, 0s")
 
 
 def test_derived_times_of_the_example(stack):
@@ -225,6 +227,17 @@ def test_a_rollout_allowed_to_move_no_pod_still_counts_one_pod_per_wave(stack):
         "wave 3: up to 1 new pods ready"]
 
 
-def test_mermaid_bars_last_from_start_to_end_not_from_zero():
-    tl = Timeline("later", (Span(30, 50, "late bar"),))
-    assert render_mermaid([tl]).splitlines()[-1] == "  late bar :t0_0, 30, 20s"
+@given(start=st.integers(0, 10**6), length=st.integers(0, 10**6))
+@example(start=0, length=0)
+@example(start=1, length=1)
+def test_mermaid_rows_give_each_span_its_start_in_ms_and_its_length_in_seconds(start, length):
+    tl = Timeline("t", (Span(start, start + length, "s"),))
+    row = render_mermaid([tl]).splitlines()[-1]
+    tag = "milestone, " if length == 0 else ""
+    assert row == f"  s :{tag}t0_0, {start * 1000}, {length}s"
+
+
+def test_mermaid_ids_number_timelines_and_their_spans():
+    tls = [Timeline("a", (Span(0, 1, "x"), Span(1, 2, "y"))), Timeline("b", (Span(0, 3, "z"),))]
+    rows = [r.split(" :", 1)[1] for r in render_mermaid(tls).splitlines() if " :" in r]
+    assert [r.split(",")[0] for r in rows] == ["t0_0", "t0_1", "t1_0"]

@@ -7,6 +7,9 @@ import re
 import sys
 
 from timing.config import ConfigError
+from timing.inputs import display_name
+from timing.limits import SECONDS
+from timing.textio import cut, cut_text
 
 HELP = ("audit existing Kubernetes manifests (AWS Load Balancer Controller annotations, "
         "TargetGroupBinding) and `aws elbv2` target-group JSON against the timing invariants")
@@ -18,19 +21,20 @@ App facts no manifest states come from workload annotations lockstep.dev/warmup-
 max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds; a rule they
 would decide is reported as skipped, naming the annotation. lockstep.dev/accept: id,... marks
 a deliberate exception (reported as accepted).
-exit codes: 0 consistent (warnings allowed), 1 error findings, 2 unreadable or invalid input"""
+exit codes: 0 consistent (warnings allowed), 1 error findings, 2 unreadable or invalid input,
+or nothing to audit in it (no workload, target group or heartbeat ConfigMap) without --allow-empty"""
 VERSION = re.compile(r"^1\.[0-9]{1,2}$")
 
 
 def _seconds(text: str) -> int:
-    if not text.isdigit() or int(text) > 86400:
-        raise argparse.ArgumentTypeError(f"expected whole seconds 0–86400, got {text!r}")
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(SECONDS.hi)) or int(text) > SECONDS.hi:
+        raise argparse.ArgumentTypeError(f"expected whole seconds {SECONDS.lo}–{SECONDS.hi}, got {cut(text)}")
     return int(text)
 
 
 def _version(text: str) -> str:
     if not VERSION.match(text):
-        raise argparse.ArgumentTypeError(f"expected a Kubernetes version like 1.30, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a Kubernetes version like 1.30, got {cut(text)}")
     return text
 
 
@@ -43,8 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds the LB takes to stop sending to a deregistered target "
                              "(default 15 for ALB, 120 for NLB)")
     parser.add_argument("--kubernetes-version", type=_version, default=None, metavar="X.Y",
-                        help="cluster version, for version-dependent rules (prestop-uses-native-sleep)")
+                        help="cluster version, for the version-dependent rules (the native sleep preStop action)")
     parser.add_argument("--all", action="store_true", help="also print passing findings (text)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 when the input holds nothing to audit (by default that is "
+                             "an input error: a `kubectl get` that failed upstream of a pipe)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,9 +70,12 @@ def run(args: argparse.Namespace) -> int:
     except RecursionError:
         raise ConfigError(["input nested too deeply to read"]) from None
     except Exception as err:  # noqa: BLE001 - the contract is a message and exit 2, never a traceback
-        raise ConfigError([f"cannot audit the input: {err.__class__.__name__}: {err}"]) from None
+        raise ConfigError([f"cannot audit the input: {err.__class__.__name__}: {cut_text(str(err), 200)}"]) from None
+    if not result.judged and not args.allow_empty:
+        raise ConfigError([f"nothing to audit in {cut_text(', '.join(map(display_name, args.paths)), 200)}: no workload, "
+                           "target group or heartbeat ConfigMap in the input (pass --allow-empty to accept that)"])
     if args.kubernetes_version is None:
-        result.notes.append("prestop-uses-native-sleep not checked: pass --kubernetes-version X.Y")
+        result.notes.append("the native sleep preStop rule is not checked: pass --kubernetes-version X.Y")
     if args.format == "json":
         from timing.audit.report import as_json
         out = as_json(result)

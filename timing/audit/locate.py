@@ -8,7 +8,6 @@ input leaves it to a default.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from timing import conventions as C
@@ -20,7 +19,6 @@ from timing.bind.resource import Resource, dig
 from timing.findings import Finding
 from timing.heartbeat_config import CONFIGMAP_KEY
 
-FIELD = re.compile(r"\b(?:(?:app|shutdown|lb|probes|rollout|pdb|hpa)(?:\.[a-z_]+)+|readiness_gate|replicas)\b")
 NEEDS = {f"app.{f}": C.ANNOTATION + a for f, a in C.APP_ANNOTATIONS.items()}
 NEEDS["shutdown.finish_s"] = C.ANNOTATION + C.FINISH_ANNOTATION
 PROBES = {"startup": "startupProbe", "readiness": "readinessProbe", "liveness": "livenessProbe"}
@@ -88,8 +86,10 @@ def field_location(subject: Subject, field: str) -> tuple[Resource, tuple[Any, .
 
 
 def fields_of(finding: Finding) -> list[str]:
+    """The model fields a finding is about, most telling first: what would decide a skipped
+    one, then each side's fields (carried by its terms as data)."""
     fields = list(finding.needs) if finding.status == "skipped" else []
-    return fields + FIELD.findall(finding.left.source) + FIELD.findall(finding.right.source)
+    return fields + list(finding.left.fields) + list(finding.right.fields)
 
 
 def locate(j: Judgement) -> tuple[str, int]:

@@ -9,37 +9,17 @@ naming the file and the reason: the CLI exits 2, never with a traceback.
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
-import yaml
+from timing.inputs import (STDIN, ConfigError, MalformedYAML, Map, Seq, display_name, load_json, load_yaml,
+                           read_text)
 
-from timing.config import ConfigError
+__all__ = ["Doc", "Map", "Seq", "documents", "expand", "line_of", "parse", "read_all", "read_paths",
+           "read_text"]
 
 SUFFIXES = (".yaml", ".yml", ".json")
-STDIN = "-"
-
-
-class Map(dict):
-    """A mapping that knows its line and the line of each key (1-based)."""
-
-    __slots__ = ("line", "lines")
-
-    def __init__(self, *args: Any, line: int = 0, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.line = line
-        self.lines: dict[Any, int] = {}
-
-
-class Seq(list):
-    __slots__ = ("line",)
-
-    def __init__(self, *args: Any, line: int = 0) -> None:
-        super().__init__(*args)
-        self.line = line
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,78 +44,18 @@ class Doc:
         return f"{self.file}:{self.line}"
 
 
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    pass
-
-
-STR = "tag:yaml.org,2002:str"
-MERGE = "tag:yaml.org,2002:merge"
-
-
-def _value(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-    # Plain strings are most of a manifest: skip the generic constructor's bookkeeping for them.
-    if node.tag == STR and isinstance(node, yaml.ScalarNode):
-        return node.value
-    return loader.construct_object(node, deep=True)
-
-
-def _construct_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[Map]:
-    data = Map(line=node.start_mark.line + 1)
-    yield data
-    if any(k.tag == MERGE for k, _ in node.value):
-        loader.flatten_mapping(node)
-    lines = data.lines
-    for key_node, value_node in node.value:
-        key = _value(loader, key_node)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark,
-                "found an unhashable key", key_node.start_mark) from None
-        data[key] = _value(loader, value_node)
-        lines[key] = key_node.start_mark.line + 1
-
-
-def _construct_seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> Iterator[Seq]:
-    data = Seq(line=node.start_mark.line + 1)
-    yield data
-    data.extend(_value(loader, child) for child in node.value)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-
-
-def _yaml_error(name: str, err: yaml.YAMLError) -> ConfigError:
-    mark = getattr(err, "problem_mark", None)
-    where = f":{mark.line + 1}" if mark is not None else ""
-    problem = getattr(err, "problem", None) or str(err).splitlines()[0] or "malformed YAML"
-    return ConfigError([f"{name}{where}: malformed YAML: {problem}"])
-
-
 def parse(text: str, name: str) -> list[Any]:
     """Every top-level document of one file (JSON or YAML), `None`s dropped."""
     if text.lstrip()[:1] in ("{", "["):
         # JSON is YAML too: the YAML parser gives it line numbers; JSON that PyYAML's
-        # YAML 1.1 reading refuses (tabs, some escapes) still goes through `json`.
+        # YAML 1.1 reading refuses (tabs, some escapes) still goes through `json`, but a
+        # limit or a duplicate key the YAML reading found is final.
         try:
-            return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+            return [d for d in load_yaml(text, name, lines=True) if d is not None]
+        except MalformedYAML:
             pass
-        try:
-            return [json.loads(text)]
-        except json.JSONDecodeError as err:
-            raise ConfigError([f"{name}:{err.lineno}: malformed JSON: {err.msg}"]) from None
-        except RecursionError:
-            raise ConfigError([f"{name}: malformed JSON: nested too deeply"]) from None
-    try:
-        return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-    except yaml.YAMLError as err:
-        raise _yaml_error(name, err) from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as err:
-        # e.g. a timestamp PyYAML cannot represent, or absurd nesting
-        raise ConfigError([f"{name}: malformed YAML: {err.__class__.__name__}: {err}"]) from None
+        return [load_json(text, name)]
+    return [d for d in load_yaml(text, name, lines=True) if d is not None]
 
 
 def documents(raw: Iterable[Any], name: str) -> list[Doc]:
@@ -172,24 +92,6 @@ def documents(raw: Iterable[Any], name: str) -> list[Doc]:
     return out
 
 
-def read_text(path: str) -> str:
-    if path == STDIN:
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        try:
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise ConfigError([f"{path}: no such file or directory"]) from None
-        except OSError as err:
-            raise ConfigError([f"{path}: cannot read ({err.strerror or err.__class__.__name__})"]) from None
-        name = path
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ConfigError([f"{name}: not UTF-8 text (byte {err.start})"]) from None
-
-
 def expand(paths: Iterable[str]) -> list[str]:
     """Files to read: directories recursively (*.yaml, *.yml, *.json), sorted for stable output."""
     out: list[str] = []
@@ -198,11 +100,20 @@ def expand(paths: Iterable[str]) -> list[str]:
             out.append(p)
             continue
         path = Path(p)
-        if path.is_dir():
-            # Hidden directories (.git, .github) hold no manifests to audit.
-            out.extend(str(f) for f in sorted(path.rglob("*"))
-                       if f.is_file() and f.suffix.lower() in SUFFIXES
-                       and not any(part.startswith(".") for part in f.relative_to(path).parts))
+        try:
+            is_dir = path.is_dir()
+        except OSError:  # e.g. a name too long: reading it says so in one line
+            is_dir = False
+        if is_dir:
+            # Hidden directories (.git, .github) hold no manifests to audit. FIFOs and devices
+            # in a directory are not files (`is_file`), so they are never opened.
+            try:
+                out.extend(str(f) for f in sorted(path.rglob("*"))
+                           if f.suffix.lower() in SUFFIXES and f.is_file()
+                           and not any(part.startswith(".") for part in f.relative_to(path).parts))
+            except OSError as err:
+                raise ConfigError([f"{display_name(p)}: cannot list the directory "
+                                   f"({(err.strerror or err.__class__.__name__).lower()})"]) from None
         else:
             out.append(p)
     return out
@@ -214,9 +125,9 @@ def read_all(paths: Iterable[str]) -> tuple[list[Doc], list[str]]:
     problems: list[str] = []
     files = expand(paths)
     if not files:
-        return [], ["no *.yaml, *.yml or *.json files found in " + ", ".join(paths)]
+        return [], ["no *.yaml, *.yml or *.json files found in " + ", ".join(map(display_name, paths))]
     for f in files:
-        name = "<stdin>" if f == STDIN else f
+        name = display_name(f)
         try:
             docs.extend(documents(parse(read_text(f), name), name))
         except ConfigError as err:

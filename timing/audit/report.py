@@ -1,5 +1,10 @@
 """Text and JSON reports of an audit: grouped by workload, each finding with both sides,
-its slack and the fix (or the annotation that would decide it), and where it was written."""
+its slack and the fix (or the annotation that would decide it), and where it was written.
+
+On real repositories skipped findings (a rule that lacks a `lockstep.dev/*` fact) outnumber
+errors and warnings several times over, so the text report prints each error, warning and
+accepted finding in full and folds a workload's skipped rules into one line naming the
+annotations that would decide them. `--all` (and JSON and SARIF) keep every finding."""
 
 from __future__ import annotations
 
@@ -19,18 +24,31 @@ def summary(audit: Audit) -> str:
             + ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES))
 
 
-def text(audit: Audit, show_ok: bool = False) -> str:
+def folded_skips(findings: list) -> str:
+    """One line for a workload's skipped findings: the facts that would decide them, then
+    the rules, each named once in the order the report would list them."""
+    needs = list(dict.fromkeys(n for x in findings for n in x.finding.needs))
+    rules = list(dict.fromkeys(x.finding.id for x in findings))
+    decided = f"set {', '.join(needs)} to decide" if needs else "undecided:"
+    return f"  SKIPPED {len(findings)}: {decided} {', '.join(rules)}  (--all: each)"
+
+
+def text(audit: Audit, show_all: bool = False) -> str:
+    """`show_all`: every finding in full, passing ones too."""
     lines: list[str] = []
     for j in sorted(audit.judged, key=lambda j: (min([ORDER[x.finding.status] for x in j.findings] or [9]), j.key)):
-        shown = [x for x in sorted(j.findings, key=lambda x: ORDER[x.finding.status])
-                 if show_ok or x.finding.status != "ok"]
+        ranked = sorted(j.findings, key=lambda x: ORDER[x.finding.status])
+        shown = [x for x in ranked if show_all or x.finding.status not in ("ok", "skipped")]
+        skipped = [x for x in ranked if x.finding.status == "skipped"]
         ok = sum(x.finding.status == "ok" for x in j.findings)
         via = f"  via {j.via}" if j.via else ""
         lines.append(f"{j.key}  ({j.file}:{j.line}){via}")
         for x in shown:
             lines.append(f"  {x.finding.render()}")
             lines.append(f"      at {x.file}:{x.line}")
-        if not show_ok and ok:
+        if not show_all and skipped:
+            lines.append(folded_skips(skipped))
+        if not show_all and ok:
             lines.append(f"  ({ok} passing)")
         lines += [f"  note: {n}" for n in j.notes]
         lines.append("")

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from timing.audit import Audit, Located
-from timing.audit.locate import FIELD
+from timing.audit.locate import fields_of
 from timing.invariants import RULE_IDS, RULES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -55,7 +55,7 @@ def result(x: Located, subject: str, via: str, index: dict[str, int]) -> dict[st
                                             "region": {"startLine": max(1, x.line)}}}],
         # Stable across changed numbers: the rule, the subject and the fields, not their values.
         "partialFingerprints": {"lockstep/v1": hashlib.sha256("|".join(
-            [f.id, subject, via, *FIELD.findall(f.left.source), *FIELD.findall(f.right.source)]
+            [f.id, subject, via, *f.left.fields, *f.right.fields]
         ).encode()).hexdigest()[:32]},
         "properties": {"status": f.status, "slack_s": f.slack_s, "subject": subject,
                        "needs": list(f.needs)},

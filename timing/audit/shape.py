@@ -101,6 +101,25 @@ AWS_TG = [("TargetGroupArn", *STR), ("TargetGroupName", *STR), ("Protocol", *STR
           ("LoadBalancerArns", _strs, "a list of ARNs"), ("Matcher", *MAP)]
 
 
+SERVICE_PORT = [("port", *INT), ("targetPort", *INTSTR), ("name", *STR)]
+BACKEND = [("service", *MAP), ("service.name", *STR), ("service.port", *MAP), ("service.port.number", *INT),
+           ("service.port.name", *STR), ("serviceName", *STR), ("servicePort", *INTSTR)]
+
+
+def ingress_backends(obj: Any) -> list[tuple[str, str]]:
+    """The backends of an Ingress (default, v1beta1 `backend`, every rule path's)."""
+    found = problems(obj, [(f"spec.{b}.{p}", f, t) for b in ("defaultBackend", "backend") for p, f, t in BACKEND])
+    _, rules = lookup(obj, "spec.rules")
+    for i, rule in enumerate(rules or []):
+        found += problems(rule, [("http", *MAP), ("http.paths", *MAPS)], f"spec.rules.{i}.")
+        _, paths = lookup(rule, "http.paths")
+        if _maps(paths):
+            for j, path in enumerate(paths):
+                found += problems(path, [("backend", *MAP)] + [(f"backend.{p}", f, t) for p, f, t in BACKEND],
+                                  f"spec.rules.{i}.http.paths.{j}.")
+    return found
+
+
 _SPLIT: dict[str, list[str]] = {}
 
 
@@ -151,6 +170,12 @@ def doc_problems(doc: Doc) -> list[str]:
                 found += problems(c, CONTAINER, pre)
                 for name in ("readinessProbe", "livenessProbe", "startupProbe"):
                     found += problems(c, [(f"{name}.{n}", *INT) for n in PROBE_NUMBERS], pre)
+        if kind == "Service" and not found:
+            _, ports = lookup(obj, "spec.ports")
+            for i, port in enumerate(ports or []):
+                found += problems(port, SERVICE_PORT, f"spec.ports.{i}.")
+        if kind == "Ingress" and not found:
+            found += ingress_backends(obj)
     elif "TargetGroups" in obj:
         groups = obj["TargetGroups"]
         if not _maps(groups):

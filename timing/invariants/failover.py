@@ -20,7 +20,8 @@ def failover_values_in_range(stack: Stack, ctx: Ctx) -> list[Verdict]:
         return []
     interval_ok = fo.check_interval_s in L.R53_REQUEST_INTERVALS
     found = [holds("failover", interval_ok,
-                   Term("request_interval", fo.check_interval_s, "failover.check_interval_s"), "in",
+                   Term("request_interval", fo.check_interval_s, "failover.check_interval_s",
+                        fields=("failover.check_interval_s",)), "in",
                    Term("Route 53", " or ".join(f"{v}s" for v in L.R53_REQUEST_INTERVALS), ""),
                    "Route 53 health checks run every 10 or 30 seconds")]
     r = L.R53_FAILURE_THRESHOLD
@@ -51,8 +52,9 @@ def failover_ignores_deploys(stack: Stack, ctx: Ctx) -> list[Verdict]:
     capacity = rollout_keeps_capacity(svc, ctx)  # pragma: no mutate
     if all(f.outcome == "ok" for f in capacity):
         return [holds("failover", True,
-                      Term("entry service", svc.name, "failover.entry_service"), "==",
-                      Term("rollout", "keeps capacity", "failover.entry_service rollout"), "")]  # never failed
+                      Term("entry service", svc.name, "failover.entry_service", fields=("failover.entry_service",)), "==",
+                      Term("rollout", "keeps capacity", "failover.entry_service rollout",
+                           fields=("failover.entry_service",)), "")]  # never failed
     if svc.lb is None:
         blip = d.pod_ready(svc)
     else:
@@ -71,7 +73,8 @@ def failback_is_deliberate(stack: Stack, ctx: Ctx) -> list[Verdict]:
                    d.field("failure_threshold", fo.failure_threshold, "failover.failure_threshold", ""),
                    "wait for as many passing checks before failback as failing ones before failover")]
     found.append(holds("failover", fo.failback_close != "immediate",
-                       Term("close secondary", fo.failback_close, "failover.failback_close"), "in",
+                       Term("close secondary", fo.failback_close, "failover.failback_close",
+                            fields=("failover.failback_close",)), "in",
                        Term("deliberate", "never or staggered", ""),
                        "close secondary connections in a staggered step, or let clients stay"))
     return found

@@ -18,7 +18,8 @@ def watchdog_shares_deploy_lock(stack: Stack, ctx: Ctx) -> list[Verdict]:
     if wd is None:
         return []
     return [holds(wd.name, bool(wd.deploy_lock),
-                  Term("deploy_lock", wd.deploy_lock or "unset", "watchdog.deploy_lock"), "==",
+                  Term("deploy_lock", wd.deploy_lock or "unset", "watchdog.deploy_lock", fields=("watchdog.deploy_lock",)),
+                  "==",
                   Term("lock", "the deploy's lock", ""),
                   "make the deploy take the watchdog's lock (watchdog.deploy_lock)")]
 
@@ -29,7 +30,7 @@ def watchdog_tolerates_planned_drain(stack: Stack, ctx: Ctx) -> list[Verdict]:
         return []
     tol = Term("watchdog tolerance", (wd.failures_before_action - 1) * wd.period_s,
                f"(watchdog.failures_before_action {wd.failures_before_action} - 1) × "
-               f"watchdog.period_s {wd.period_s}")
+               f"watchdog.period_s {wd.period_s}", fields=("watchdog.failures_before_action", "watchdog.period_s"))
     by_name = {s.name: s for s in stack.services}
     found = []
     for name in wd.watches:
@@ -90,7 +91,8 @@ def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Verdict]:
         return []
     found = []
     for spec, svc in _specs(stack):
-        half = Term("loss_time / 2", spec.loss_time_s // 2, f"loss_time_s {spec.loss_time_s} / 2")
+        half = Term("loss_time / 2", spec.loss_time_s // 2, f"loss_time_s {spec.loss_time_s} / 2",
+                    fields=("loss_time_s",))
         name = unseen_field(hb)
         found.append(judge(f"{spec.name} ({svc.name})",
                            d.field(name.removesuffix("_s"), getattr(hb, name), f"heartbeat.{name}"),
@@ -122,7 +124,8 @@ def heartbeat_client_tolerates_beat_gaps(stack: Stack, ctx: Ctx) -> list[Verdict
     return [judge(hb.name,
                   d.field("client_timeout", hb.client_timeout_s, "heartbeat.client_timeout_s"), ">=",
                   Term("3 beats", 3 * hb.publish_interval_s,
-                       f"3 × heartbeat.publish_interval_s {hb.publish_interval_s}"),
+                       f"3 × heartbeat.publish_interval_s {hb.publish_interval_s}",
+                       fields=("heartbeat.publish_interval_s",)),
                   f"raise heartbeat.client_timeout_s to ≥{3 * hb.publish_interval_s}s or publish more often")]
 
 

@@ -53,19 +53,22 @@ def probe_timeout_within_period(svc: Service, ctx: Ctx) -> list[Verdict]:
         if probe is None:
             continue
         found.append(judge(svc.name,
-                           Term("timeout", probe.timeout_s, f"probes.{name}.timeout_s"), "<=",
-                           Term("period", probe.period_s, f"probes.{name}.period_s"),
+                           Term("timeout", probe.timeout_s, f"probes.{name}.timeout_s",
+                                fields=(f"probes.{name}.timeout_s",)), "<=",
+                           Term("period", probe.period_s, f"probes.{name}.period_s",
+                                fields=(f"probes.{name}.period_s",)),
                            f"keep probes.{name}.timeout_s ≤ period_s"))
     return found
 
 
 def rollout_keeps_capacity(svc: Service, ctx: Ctx) -> list[Verdict]:
     n = d.replicas(svc)
-    src = "hpa.min_replicas" if svc.hpa is not None else "replicas"
+    src = d.replica_field(svc)
     if svc.kind == "Deployment" and svc.rollout.max_surge in (0, "0%") and svc.rollout.max_unavailable in (0, "0%"):
         # Kubernetes API validation: maxSurge and maxUnavailable may not both be zero.
         return [holds(svc.name, False,
-                      Term("max_surge", str(svc.rollout.max_surge), "rollout.max_surge"), "in",
+                      Term("max_surge", str(svc.rollout.max_surge), "rollout.max_surge",
+                           fields=("rollout.max_surge", "rollout.max_unavailable")), "in",
                       Term("allowed", "not 0 together with rollout.max_unavailable 0", "Kubernetes API"),
                       "set rollout.max_surge ≥ 1 (the API rejects max_surge and max_unavailable both 0)",
                       case="error")]
@@ -77,13 +80,14 @@ def rollout_keeps_capacity(svc: Service, ctx: Ctx) -> list[Verdict]:
                f"{svc.rollout.max_unavailable} both round to 0 pods: the controller takes 1 down")
     else:
         how = f"{src} {n} - rollout.max_unavailable {svc.rollout.max_unavailable} → {down} pods"
-    floor = judge(svc.name, Term("capacity during rollout", n - down, how, (), " pods"), ">=",
+    fields = (src,) if svc.kind == "StatefulSet" else (src, "rollout.max_unavailable", "rollout.max_surge")
+    floor = judge(svc.name, Term("capacity during rollout", n - down, how, (), " pods", fields), ">=",
                   Term("minimum", 1, "", (), " pod"),
                   "add replicas or set rollout.max_unavailable: 0 with max_surge ≥ 1", case="error")
     if floor.outcome != "ok" or svc.kind == "StatefulSet":
         return [floor]
     return [judge(svc.name, Term("unavailable during rollout", down, how if d.fencepost(svc) else
-                                 f"rollout.max_unavailable {svc.rollout.max_unavailable}", (), " pods"),
+                                 f"rollout.max_unavailable {svc.rollout.max_unavailable}", (), " pods", fields),
                   "<=", Term("surge-only", 0, "", (), " pods"),
                   "surge instead: rollout.max_unavailable: 0 and max_surge ≥ 1", case="warning")]
 
@@ -110,7 +114,7 @@ def readiness_gate_can_pass(svc: Service, ctx: Ctx) -> list[Verdict]:
         elif not gate.injected_after_binding:
             problems.append("the Service and TargetGroupBinding created before the pods")
     left = Term("readiness gate", "declared in the pod template" if gate.declared else "injected by the webhook",
-                "readiness_gate")
+                "readiness_gate", fields=("readiness_gate",))
     right = Term("missing", ", ".join(problems) or "nothing", "")
     if unknown and not problems:
         return [unknown_verdict(svc.name, left, "in", right, "", unknown)]
@@ -125,7 +129,8 @@ def rollout_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
         return []
     gate = readiness_gate_can_pass(svc, ctx)  # pragma: no mutate (the gate rule reads no ctx)
     if gate and gate[0].outcome == "ok":
-        return [holds(svc.name, True, Term("readiness gate", "can pass", "readiness_gate"), "==",
+        return [holds(svc.name, True, Term("readiness gate", "can pass", "readiness_gate", fields=("readiness_gate",)),
+                      "==",
                       Term("required", "can pass", ""), "")]
     waits = judge(svc.name, d.field("min_ready", svc.rollout.min_ready_s, "rollout.min_ready_s"), ">=",
                   d.lb_admit_new(lb, gated=False),  # pragma: no mutate (gated=None reads as False)
@@ -168,9 +173,10 @@ def pdb_needs_replicas(svc: Service, ctx: Ctx) -> list[Verdict]:
         return []
     if _pdb_keep(svc) < 1:
         return []
-    src = "hpa.min_replicas" if svc.hpa is not None else "replicas"
-    return [judge(svc.name, Term("replicas", d.replicas(svc), src, (), ""),
-                  ">=", Term("replicas", 2, f"pdb.min_available {pdb.min_available} ≥ 1", (), ""),
+    src = d.replica_field(svc)
+    return [judge(svc.name, Term("replicas", d.replicas(svc), src, (), "", (src,)),
+                  ">=", Term("replicas", 2, f"pdb.min_available {pdb.min_available} ≥ 1", (), "",
+                             ("pdb.min_available",)),
                   "run ≥2 replicas or drop the PDB")]
 
 
@@ -181,7 +187,8 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Verdict]:
     setting = (f"pdb.min_available {svc.pdb.min_available}" if svc.pdb.min_available is not None
                else f"pdb.max_unavailable {svc.pdb.max_unavailable}")
     return [judge(svc.name,
-                  Term("allowed disruptions", allowed, f"{setting} of {d.replicas(svc)} replicas", (), ""),
+                  Term("allowed disruptions", allowed, f"{setting} of {d.replicas(svc)} replicas", (), "",
+                       (setting.split()[0], d.replica_field(svc))),
                   ">=", Term("minimum", 1, "", (), ""),
                   "lower pdb.min_available below replicas (or accept it for a singleton)")]
 
@@ -199,8 +206,9 @@ def pdb_selects_workload(svc: Service, ctx: Ctx) -> list[Verdict]:
     # policy/v1: an empty selector selects every pod in the PDB's namespace, these included.
     ok = all(labels.get(k) == v for k, v in selector.items())
     shown = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "(empty: every pod in the namespace)"
-    return [holds(svc.name, ok, Term("pdb selector", shown, "pdb.selector"),
-                  "in", Term("pod labels", ",".join(f"{k}={v}" for k, v in sorted(labels.items())), "labels"),
+    return [holds(svc.name, ok, Term("pdb selector", shown, "pdb.selector", fields=("pdb.selector",)),
+                  "in", Term("pod labels", ",".join(f"{k}={v}" for k, v in sorted(labels.items())), "labels",
+                             fields=("labels",)),
                   "make pdb.selector a subset of the pod labels (or leave it unset)")]
 
 
@@ -208,6 +216,7 @@ def hpa_owns_replicas(svc: Service, ctx: Ctx) -> list[Verdict]:
     if svc.hpa is None:
         return []
     return [holds(svc.name, svc.replicas is None,
-                  Term("replicas", "set" if svc.replicas is not None else "unset", "replicas"), "==",
+                  Term("replicas", "set" if svc.replicas is not None else "unset", "replicas", fields=("replicas",)),
+                  "==",
                   Term("with an hpa", "unset", ""),
                   "remove replicas: every apply resets the count the HPA chose")]

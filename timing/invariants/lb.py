@@ -53,7 +53,8 @@ def lb_values_in_range(subject: str, lb: LoadBalancer, ctx: Ctx) -> list[Verdict
         checks.append(("slow_start", "lb.slow_start_s", lb.slow_start_s, L.SLOW_START))
     found = [_in_range(subject, label, src, v, r.lo, r.hi) for label, src, v, r in checks]
     if lb.slow_start_s != 0 and not kind.slow_start:
-        found.append(holds(subject, False, Term("slow_start", lb.slow_start_s, "lb.slow_start_s"), "==",
+        found.append(holds(subject, False, Term("slow_start", lb.slow_start_s, "lb.slow_start_s",
+                                                fields=("lb.slow_start_s",)), "==",
                            Term(f"{kind.name.upper()} target groups", "no slow start", ""),
                            f"set lb.slow_start_s to 0: slow start is for {', '.join(k.name.upper() for k in KINDS.values() if k.slow_start)} target groups only"))
     broken = [f for f in found if f.outcome != "ok"]
@@ -111,8 +112,8 @@ def health_check_drain_needs_peers(svc: Service, ctx: Ctx) -> list[Verdict]:
     if lb is None or set(lb.removal) != {"health_check"}:
         return []
     n = d.replicas(svc)
-    source = "hpa.min_replicas" if svc.hpa is not None else "replicas"
-    return [judge(svc.name, Term("targets", n, source, (), ""),
+    source = d.replica_field(svc)
+    return [judge(svc.name, Term("targets", n, source, (), "", (source,)),
                   ">=", Term("targets", 2, "", (), ""), "run ≥2 targets: an LB fails open when every target is unhealthy")]
 
 
@@ -137,6 +138,6 @@ def prestop_uses_native_sleep(svc: Service, ctx: Ctx) -> list[Verdict]:
     if not native or svc.shutdown.prestop != "exec" or svc.shutdown.drain_s == 0:
         return []
     return [holds(svc.name, False,
-                  Term("preStop", "exec sleep", "shutdown.prestop"), "==",
+                  Term("preStop", "exec sleep", "shutdown.prestop", fields=("shutdown.prestop",)), "==",
                   Term("kubelet", "sleep action", f"Kubernetes {ctx.version_text}"),
                   "use the native sleep action (set shutdown.prestop: sleep or leave it unset)")]

@@ -1,0 +1,68 @@
+"""A finding's terms carry their model fields as data (`Term.fields`): every field a term's
+text names is among them, and each is a field of the model — so locating a finding in a
+file reads data, not the rendered text."""
+
+from __future__ import annotations
+
+import re
+import typing
+
+from hypothesis import given
+from pydantic import BaseModel
+
+from tests.timing.strategies import build, varied_stacks
+from timing.findings import Term
+from timing.invariants import evaluate
+from timing.model import FailoverTiming, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
+
+DOTTED = re.compile(r"\b(?:app|shutdown|lb|probes|rollout|pdb|hpa|heartbeat|failover|watchdog)(?:\.[a-z_]+)+\b")
+ROOTS = (Service, Stack, HeartbeatSpec, HeartbeatService, FailoverTiming, Watchdog)
+
+
+def models_in(annotation: object) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in models_in(arg)]
+
+
+def resolves(path: str) -> bool:
+    """The dotted path names a field of one of the model's classes."""
+    for root in ROOTS:
+        classes = [root]
+        for part in path.split("."):
+            classes = [m for c in classes if part in c.model_fields
+                       for m in (models_in(c.model_fields[part].annotation) or [None])]
+            if not classes:
+                break
+        else:
+            return True
+    return False
+
+
+def named(term: Term) -> set[str]:
+    found = set(DOTTED.findall(term.source))
+    return found | ({term.source} if resolves(term.source) else set())
+
+
+def test_the_field_resolver_knows_model_fields_from_made_up_ones() -> None:
+    assert resolves("lb.health_check.interval_s") and resolves("probes.readiness.period_s")
+    assert resolves("heartbeat.observe_interval_s") and resolves("loss_time_s") and resolves("replicas")
+    assert not resolves("lb.health_check.intervals") and not resolves("probes.ready.period_s")
+
+
+def check(stack: Stack) -> None:
+    for f in evaluate(stack):
+        for t in (f.left, f.right):
+            assert named(t) <= set(t.fields), (f.render(), t)
+            assert all(resolves(p) for p in t.fields), (f.render(), t.fields)
+        assert set(f.needs) <= set(f.left.fields + f.right.fields), f.render()
+
+
+def test_the_example_and_seed003_findings_carry_their_fields() -> None:
+    check(build())
+    check(build({"services.0.shutdown.drain_s": 5, "watchdog.failures_before_action": 1}))
+
+
+@given(varied_stacks())
+def test_every_field_a_term_names_is_carried_as_data(stack: Stack) -> None:
+    check(stack)
