@@ -262,7 +262,7 @@ def rollout_time(svc: Service) -> Term:
         return Term("rollout_time", n * int(rep.value), f"replicas {n} × replace_time {rep.value}",
                     rep.unknown, fields=(replica_field(svc), *rep.fields))
     ready, end = pod_ready(svc), stop(svc)
-    step = max(surge_pods(svc), unavailable_pods(svc), 1)
+    step = max(surge_pods(svc), unavailable_pods(svc))  # ≥ 1: both 0 is the controller's fencepost (one down)
     waves = ceil_div(n, step)
     return Term("rollout_time", waves * int(ready.value) + int(end.value),
                 f"ceil(replicas {n} / {step} per wave) × pod_ready {ready.value} + stop {end.value}",

@@ -29,7 +29,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from timing.findings import Finding
-from timing.invariants import RULES, Ctx, apply_accepts, context
+from timing.invariants import RULES, Ctx, Scene, context, walk
 from timing.model import Service, Stack
 from timing.sim.spec import ServiceSpec, service_spec, stack_specs
 from timing.simulate import SCENARIOS, simulate_specs
@@ -171,7 +171,7 @@ STACK = "stack"
 
 
 def build(data: dict[str, Any]) -> Stack:
-    return Stack.model_validate(data, context={"skip_invariants": True})
+    return Stack.model_validate(data)
 
 
 def _problem(err: ValidationError, prefix: Path = ()) -> str:
@@ -220,7 +220,6 @@ class Baseline:
         self.stack = stack
         self.data = stack.model_dump()
         self.ctx = context(stack)
-        self.accepts = {s.name: {a.id: a.reason for a in s.accept} for s in stack.services}
         self.segments: list[Segment] = [(i, self._service_findings(svc, self.ctx))
                                         for i, svc in enumerate(stack.services)]
         self.stack_segment: Segment = (STACK, self._stack_findings(stack, self.ctx))
@@ -235,20 +234,12 @@ class Baseline:
         return [*self.segments, self.stack_segment]
 
     def _service_findings(self, svc: Service, ctx: Ctx) -> list[list[Finding]]:
-        out: list[list[Finding]] = []
-        for rule in RULES:
-            if rule.scope == "service":
-                found = rule.check(svc, ctx)
-            elif rule.scope == "lb" and svc.lb is not None:
-                found = rule.check(svc.name, svc.lb, ctx)
-            else:
-                found = []
-            out.append(apply_accepts(found, self.accepts))
-        return out
+        scene = Scene(services=(svc,))
+        return [walk(scene, ctx, (rule,), ("lb", "service")) for rule in RULES]
 
     def _stack_findings(self, stack: Stack, ctx: Ctx) -> list[list[Finding]]:
-        return [apply_accepts(rule.check(stack, ctx), self.accepts) if rule.scope == "stack" else []
-                for rule in RULES]
+        scene = Scene.of(stack)
+        return [walk(scene, ctx, (rule,), ("stack",)) for rule in RULES]
 
     @staticmethod
     def service_of(path: Path) -> int | None:

@@ -63,7 +63,7 @@ def rollout_timeline(svc: Service) -> Timeline:
             # Pods are replaced from the highest ordinal down, each only after the last is ready.
             spans.append(Span(i * slot, (i + 1) * slot, f"replace {svc.name}-{n - 1 - i}"))
     else:
-        step = max(d.surge_pods(svc), d.unavailable_pods(svc), 1)
+        step = max(d.surge_pods(svc), d.unavailable_pods(svc))  # ≥ 1 (the controller's fencepost)
         waves = d.ceil_div(n, step)
         for i in range(waves):
             spans.append(Span(i * ready, (i + 1) * ready, f"wave {i + 1}: up to {step} new pods ready"))

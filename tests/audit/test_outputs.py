@@ -93,7 +93,8 @@ def test_text_prints_errors_and_warnings_in_full_beside_the_folded_skips(run_aud
     errors = [f for f in run_audit("--format", "json", str(CORPUS / "heartbeat-configmap" / "input")).findings()
               if f["status"] in ("error", "warning")]
     assert errors and all(f"{f['status'].upper()} {f['id']}  " in run.out for f in errors)
-    assert "  SKIPPED 1: set max_outage_s to decide heartbeat-within-outage-budget  (--all: each)" in run.out
+    assert ("  SKIPPED 2: set lockstep.dev/finish-seconds, lockstep.dev/max-request-seconds to decide "
+            "drain-fits-grace, finish-covers-requests  (--all: each)") in run.out
 
 
 def test_json_reports_ok_findings_too_and_the_verdict(run_audit):

@@ -22,7 +22,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = {p.name: p.read_bytes() for p in [ROOT / "Pulumi.example.yaml", *sorted((ROOT / "examples").glob("*.yaml"))]}
 MANIFESTS = {str(p.relative_to(ROOT / "tests" / "audit" / "corpus")): p.read_bytes()
-             for p in sorted((ROOT / "tests" / "audit" / "corpus").glob("*/input/*"))}
+             for p in sorted((ROOT / "tests" / "audit" / "corpus").glob("*/input/**/*")) if p.is_file()}
 
 # Values of the wrong type or size for any field (structural mutations).
 WRONG: list[Any] = [

@@ -583,3 +583,14 @@ def test_a_port_name_that_is_not_a_string_is_named_not_raised() -> None:
         x.container_ports({"ports": [{"containerPort": 9090, "name": [0]}]})
     assert x.container_ports({"ports": [{"containerPort": 9090, "name": "metrics"},
                                         {"containerPort": 8080}]}) == {"metrics": 9090}
+
+
+def test_a_heartbeat_configmap_error_is_one_line_naming_the_field():
+    """pydantic's own text spans lines and carries a URL: the reader names each field instead."""
+    with pytest.raises(x.ExtractError) as err:
+        x.heartbeat_config({"data": {CONFIGMAP_KEY: json.dumps({"schema_version": 1, "specs": "none"})}})
+    text = str(err.value)
+    assert "\n" not in text and "errors.pydantic.dev" not in text and text.startswith(f"{CONFIGMAP_KEY}: ")
+    assert "specs" in text
+    with pytest.raises(x.ExtractError, match=rf"^{CONFIGMAP_KEY}: not JSON: "):
+        x.heartbeat_config({"data": {CONFIGMAP_KEY: "{"}})

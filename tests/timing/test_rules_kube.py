@@ -180,6 +180,14 @@ def test_both_surge_and_unavailable_zero_prints_the_api_rule() -> None:
         "max_surge and max_unavailable both 0)")
 
 
+@pytest.mark.parametrize(("surge", "unavailable"), [(0, 0), ("0%", 0), (0, "0%"), ("0%", "0%")])
+def test_both_bounds_literally_zero_in_any_spelling_are_the_api_error(surge, unavailable) -> None:
+    stack = build({f"{F}.rollout.max_surge": surge, f"{F}.rollout.max_unavailable": unavailable})
+    found = only(stack, "rollout-keeps-capacity", "football-feed")
+    assert (found.status, found.left.value) == ("error", str(surge))
+    assert found.left.fields == ("rollout.max_surge", "rollout.max_unavailable")
+
+
 def test_bounds_that_only_round_to_zero_take_one_pod_down_as_the_controller_does() -> None:
     """A percentage surge of 0% with max_unavailable 10% of 3 replicas: both round to 0 pods,
     the API accepts it, and the Deployment controller takes 1 pod down (ResolveFenceposts)."""
@@ -188,6 +196,7 @@ def test_bounds_that_only_round_to_zero_take_one_pod_down_as_the_controller_does
     found = only(stack, "rollout-keeps-capacity", "football-feed")
     assert (found.status, found.severity, found.left.value) == ("warning", "warning", 1)
     assert "both round to 0 pods: the controller takes 1 down" in found.left.source
+    assert found.left.fields == ("replicas", "rollout.max_unavailable", "rollout.max_surge")
     single = build({f"{F}.rollout.max_surge": "0%", f"{F}.rollout.max_unavailable": "10%", f"{F}.replicas": 1,
                     f"{F}.pdb": DELETE})
     broken = only(single, "rollout-keeps-capacity", "football-feed")

@@ -15,7 +15,7 @@ from timing.findings import Term
 from timing.invariants import evaluate
 from timing.model import FailoverTiming, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
 
-DOTTED = re.compile(r"\b(?:app|shutdown|lb|probes|rollout|pdb|hpa|heartbeat|failover|watchdog)(?:\.[a-z_]+)+\b")
+DOTTED = re.compile(r"\b(?:app|shutdown|lb|probes|rollout|pdb|hpa|heartbeat|failover|watchdog|sidecar)(?:\.[a-z_]+)+\b")
 ROOTS = (Service, Stack, HeartbeatSpec, HeartbeatService, FailoverTiming, Watchdog)
 
 
@@ -61,6 +61,17 @@ def check(stack: Stack) -> None:
 def test_the_example_and_seed003_findings_carry_their_fields() -> None:
     check(build())
     check(build({"services.0.shutdown.drain_s": 5, "watchdog.failures_before_action": 1}))
+
+
+def test_the_rules_the_example_does_not_reach_carry_their_fields_too() -> None:
+    """A health-check-only drain, an exec preStop on a native-sleep cluster, a mesh sidecar."""
+    stack = build({"services.0.lb.removal": ["health_check"], "services.2.shutdown.prestop": "exec",
+                   "services.1.sidecar": {"drain_s": 1}})
+    check(stack)
+    by_id = {f.id: f for f in evaluate(stack)}
+    assert by_id["health-check-drain-needs-peers"].left.fields == ("hpa.min_replicas",)
+    assert by_id["prestop-uses-native-sleep"].left.fields == ("shutdown.prestop",)
+    assert by_id["sidecar-outlives-app"].left.fields == ("sidecar.drain_s",)
 
 
 @given(varied_stacks())

@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 15 for ALB, 120 for NLB)")
     parser.add_argument("--kubernetes-version", type=_version, default=None, metavar="X.Y",
                         help="cluster version, for the version-dependent rules (the native sleep preStop action)")
-    parser.add_argument("--all", action="store_true", help="also print passing findings (text)")
+    parser.add_argument("--all", action="store_true", help="text: print every finding in full, passing and skipped ones too")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when the input holds nothing to audit (by default that is "
                              "an input error: a `kubectl get` that failed upstream of a pipe)")
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(["input nested too deeply to read"]) from None
     except Exception as err:  # noqa: BLE001 - the contract is a message and exit 2, never a traceback
         raise ConfigError([f"cannot audit the input: {err.__class__.__name__}: {cut_text(str(err), 200)}"]) from None
-    if not result.judged and not args.allow_empty:
+    if not result.judged and not result.problems and not args.allow_empty:
         raise ConfigError([f"nothing to audit in {cut_text(', '.join(map(display_name, args.paths)), 200)}: no workload, "
                            "target group or heartbeat ConfigMap in the input (pass --allow-empty to accept that)"])
     if args.kubernetes_version is None:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from timing.conventions import APP_ANNOTATIONS, FINISH_ANNOTATION
 from timing.extract.annotations import annotations_of, seconds_annotation
 from timing.extract.kube import pod_shutdown, probes, serving_container
-from timing.extract.values import ExtractError, build, get, num
+from timing.extract.values import ExtractError, build, describe, get, num
 from timing.heartbeat_config import CONFIGMAP_KEY, RuntimeConfig
 from timing.model import HeartbeatService, HeartbeatSpec, Shutdown
 
@@ -20,9 +20,14 @@ def heartbeat_config(configmap: Mapping[str, Any]) -> RuntimeConfig:
     if raw is None:
         raise ExtractError(f"ConfigMap has no data key {CONFIGMAP_KEY!r}")
     try:
-        return RuntimeConfig.model_validate(json.loads(raw))
-    except (ValueError, ValidationError) as err:
-        raise ExtractError(f"{CONFIGMAP_KEY}: {err}") from None
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as err:
+        raise ExtractError(f"{CONFIGMAP_KEY}: not JSON: {str(err)[:120]}") from None
+    try:
+        return RuntimeConfig.model_validate(data)
+    except ValidationError as err:
+        # one line: each problem's field path and message (pydantic's own text spans lines and links)
+        raise ExtractError(f"{CONFIGMAP_KEY}: {describe(err)}") from None
 
 
 def heartbeat_specs(config: RuntimeConfig) -> tuple[HeartbeatSpec, ...]:
