@@ -47,7 +47,7 @@ def unseen_field(hb: HeartbeatService) -> str:
 
 def _as(model: type[Strict], field: str) -> Any:
     """The type and constraints (range, strict) of `model.field`, for a field that carries it."""
-    info = model.model_fields[field]
+    info = model.model_fields[field]  # pragma: no mutate (runs at import)
     return Annotated[(info.annotation, *info.metadata)]  # pragma: no mutate (runs at import)
 
 
