@@ -167,6 +167,14 @@ def test_an_odd_loss_time_rounds_the_half_down() -> None:
         "every 60s")
 
 
+@pytest.mark.parametrize(("mode", "field"), [("poll", "heartbeat.observe_interval_s"),
+                                             ("watch", "heartbeat.resync_period_s")])
+def test_a_sampling_finding_names_the_fields_that_decide_it(mode, field) -> None:
+    found = only(build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_mode": mode, "heartbeat.observe_interval_s": 61,
+                        "heartbeat.resync_period_s": 61}), "heartbeat-samples-often")
+    assert (found.left.fields, found.right.fields) == ((field,), ("loss_time_s",))
+
+
 def test_a_watch_relisting_too_rarely_prints_the_resync_period() -> None:
     stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.resync_period_s": 61, "heartbeat_specs.0.loss_time_s": 121})
     assert only(stack, "heartbeat-samples-often").render() == (
