@@ -1,5 +1,8 @@
 """The input boundary every file-reading command shares: limits, reading, YAML.
 
+The module is long because it is one boundary: the fast event reader and the node reader
+must refuse the same inputs with the same lines, and the limits they share sit beside both.
+
 - Reading: only regular files are opened by name. A FIFO, a device or a socket is read only
   as standard input (`-`), where the user asked for it; a path that cannot be opened (missing,
   a symlink loop, a name too long, a path below a regular file) is one line naming the path.

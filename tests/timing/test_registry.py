@@ -14,7 +14,7 @@ from tests.timing.strategies import build, varied_stacks
 from timing.findings import Finding, Term
 from timing.findings import judge
 from timing.invariants import (BY_ID, RULE_IDS, RULES, Ctx, InvariantErrors, Scene, apply_accepts, context, errors,
-                               evaluate, parse_version, raise_errors)
+                               evaluate, parse_version, raise_errors, walk)
 from timing.invariants.registry import stamp
 from timing.model import Accept
 
@@ -175,3 +175,14 @@ def test_the_readme_rule_tables_say_what_the_registry_declares() -> None:
 
     script = Path(__file__).resolve().parents[2] / "scripts" / "gen-rule-table"
     assert runpy.run_path(str(script))["main"](["--check"]) == 0, "README.md rule tables are stale"
+
+
+def test_a_lone_target_group_gets_the_load_balancer_rules_alone() -> None:
+    """A target group no workload stands behind (the audit's and the pack's lone groups): the
+    lb-scope checks judge it under its own name; no other check reads it."""
+    stack = build()
+    lb = stack.services[0].lb
+    found = walk(Scene(), context(stack), lone=(("tg-x", lb),))
+    assert [f.id for f in found] == ["lb-timeout-below-interval", "lb-values-in-range"]
+    assert {(f.subject, f.service, f.status) for f in found} == {("tg-x", "", "ok")}
+    assert walk(Scene(), context(stack), scopes=("service", "stack"), lone=(("tg-x", lb),)) == []

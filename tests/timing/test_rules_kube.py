@@ -276,6 +276,27 @@ def test_a_gate_that_cannot_pass_is_covered_by_a_long_enough_min_ready(min_ready
 def test_a_gate_that_can_pass_makes_the_rollout_wait_for_the_lb() -> None:
     assert only(build(), "rollout-waits-for-lb").render() == (
         "OK rollout-waits-for-lb  api: readiness gate can pass (readiness_gate) = required can pass")
+    assert only(build(), "rollout-waits-for-lb").fix == ""
+
+
+@pytest.mark.parametrize(("min_ready", "status"), [(0, "skipped"), (28, "skipped"), (29, "ok")])
+def test_an_injected_gate_of_unknown_order_leaves_the_rollout_rule_to_min_ready(min_ready, status) -> None:
+    """Whether the webhook injected the gate depends on creation order (unknown in manifests):
+    a long enough minReadySeconds decides the rollout rule anyway, a short one cannot."""
+    stack = build({f"{A}.readiness_gate.injected_after_binding": None, f"{A}.rollout.min_ready_s": min_ready})
+    gate = only(stack, "readiness-gate-can-pass")
+    assert (gate.status, gate.needs) == ("skipped", ("readiness_gate.injected_after_binding",))
+    waits = only(stack, "rollout-waits-for-lb")
+    assert waits.status == status
+    assert waits.needs == (("readiness_gate.injected_after_binding",) if status == "skipped" else ())
+
+
+def test_a_declared_gate_needs_neither_the_namespace_label_nor_the_creation_order() -> None:
+    stack = build({f"{A}.readiness_gate": {"declared": True, "namespace_labelled": False,
+                                           "injected_after_binding": False}})
+    assert only(stack, "readiness-gate-can-pass").render() == (
+        "OK readiness-gate-can-pass  api: readiness gate declared in the pod template (readiness_gate) in missing "
+        "nothing")
 
 
 def test_instance_targets_need_no_rollout_wait() -> None:

@@ -39,8 +39,11 @@ def resolves(path: str) -> bool:
     return False
 
 
+SECONDS = re.compile(r"(?<![.\w])[a-z][a-z_]*_s\b")  # a top-level field in seconds: loss_time_s, schedule_s
+
+
 def named(term: Term) -> set[str]:
-    found = set(DOTTED.findall(term.source))
+    found = set(DOTTED.findall(term.source)) | {w for w in SECONDS.findall(term.source) if resolves(w)}
     return found | ({term.source} if resolves(term.source) else set())
 
 
@@ -77,3 +80,11 @@ def test_the_rules_the_example_does_not_reach_carry_their_fields_too() -> None:
 @given(varied_stacks())
 def test_every_field_a_term_names_is_carried_as_data(stack: Stack) -> None:
     check(stack)
+
+
+def test_a_statefulsets_capacity_reads_its_replicas_only() -> None:
+    """A StatefulSet replaces pods one at a time whatever its rollout bounds say."""
+    stack = build()
+    by_subject = {f.subject: f for f in evaluate(stack) if f.id == "rollout-keeps-capacity"}
+    assert by_subject["basketball-feed"].left.fields == ("replicas",)
+    assert by_subject["football-feed"].left.fields == ("replicas", "rollout.max_unavailable", "rollout.max_surge")

@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
                            "target group or heartbeat ConfigMap in the input (pass --allow-empty to accept that)"])
     if args.kubernetes_version is None:
         result.notes.append("the native sleep preStop rule is not checked: pass --kubernetes-version X.Y")
+    if result.problems and not result.judged:
+        raise ConfigError(result.problems)  # nothing else to report: the input problems alone
     if args.format == "json":
         from timing.audit.report import as_json
         out = as_json(result)

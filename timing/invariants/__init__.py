@@ -41,7 +41,9 @@ def run_check(rule: Rule, check: Check, scene: Scene, ctx: Ctx,
         if check.scope == "service":
             verdicts = check.body(svc, ctx)
         elif svc.lb is not None:
-            verdicts = check.body(svc.name, svc.lb, ctx)
+            # lb-scope rules take ctx for one signature but read none of it: passing None
+            # instead is an equivalent mutant
+            verdicts = check.body(svc.name, svc.lb, ctx)  # pragma: no mutate
         else:
             verdicts = []
         found.extend(owned(stamp(rule, v), svc.name) for v in verdicts)
