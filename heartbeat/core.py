@@ -18,6 +18,7 @@ from timing.heartbeat_config import RuntimeConfig
 
 OBSERVER = "kube-api"
 BROKER = "broker"
+GATEWAY = "gateway"  # acknowledges applied commands within ack_timeout_s
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,8 @@ class Core:
         self.memories: dict[Key, Memory] = {}
         self.verdicts: dict[str, Verdict] = {}
         # Until the first successful observation nothing is known: no beat.
-        self.critical: dict[str, str | None] = {OBSERVER: "no observation yet", BROKER: None}
+        self.critical: dict[str, str | None] = {OBSERVER: "no observation yet", BROKER: None,
+                                                GATEWAY: None}
 
     def observe(self, now: float, snapshots: Mapping[Key, Snapshot] | None,
                 error: str | None = None) -> list[Command]:

@@ -73,14 +73,26 @@ def _int(obj: Mapping[str, Any], field: str, where: str, default: int | None = 0
     return value
 
 
-def snapshot_from_k8s(obj: Mapping[str, Any], kind: str | None = None) -> Snapshot:
-    """A Deployment or StatefulSet as the Kubernetes API serves it (JSON, camelCase)."""
+def _mapping(obj: Mapping[str, Any], field: str) -> Mapping[str, Any]:
+    value = obj.get(field)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{field}: expected an object (got {type(value).__name__})")
+    return value
+
+
+def snapshot_from_k8s(obj: Any, kind: str | None = None) -> Snapshot:
+    """A Deployment or StatefulSet as the Kubernetes API serves it (JSON, camelCase).
+    Anything else — wrong kinds, fields of the wrong type — is a ValueError naming the field."""
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"expected a Deployment or StatefulSet object (got {type(obj).__name__})")
     kind = obj.get("kind") or kind
     if kind not in ("Deployment", "StatefulSet"):
         raise ValueError(f"kind: expected Deployment or StatefulSet (got {kind!r})")
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
+    meta = _mapping(obj, "metadata")
+    spec = _mapping(obj, "spec")
+    status = _mapping(obj, "status")
     name, namespace = meta.get("name"), meta.get("namespace")
     if not isinstance(name, str) or not isinstance(namespace, str):
         raise ValueError("metadata.name/metadata.namespace: missing")
@@ -89,7 +101,7 @@ def snapshot_from_k8s(obj: Mapping[str, Any], kind: str | None = None) -> Snapsh
     # StatefulSets report availableReplicas only since Kubernetes 1.22: fall back to ready.
     available = _int(status, "availableReplicas", f"{where} status",
                      default=ready if kind == "StatefulSet" else 0)
-    labels = ((spec.get("selector") or {}).get("matchLabels") or {})
+    labels = _mapping(_mapping(spec, "selector"), "matchLabels")
     return Snapshot(
         kind=kind, namespace=namespace, name=name,
         generation=_int(meta, "generation", f"{where} metadata"),
@@ -104,11 +116,16 @@ def snapshot_from_k8s(obj: Mapping[str, Any], kind: str | None = None) -> Snapsh
     )
 
 
-def pod_from_k8s(obj: Mapping[str, Any]) -> Pod:
-    meta = obj.get("metadata") or {}
-    conditions = (obj.get("status") or {}).get("conditions") or []
-    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-    labels = meta.get("labels") or {}
+def pod_from_k8s(obj: Any) -> Pod:
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"pod: expected an object (got {type(obj).__name__})")
+    meta = _mapping(obj, "metadata")
+    conditions = _mapping(obj, "status").get("conditions") or []
+    if not isinstance(conditions, list):
+        raise ValueError("status.conditions: expected a list")
+    ready = any(isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+                for c in conditions)
+    labels = _mapping(meta, "labels")
     return Pod(name=str(meta.get("name", "?")), ready=ready,
                terminating=meta.get("deletionTimestamp") is not None,
                revision=labels.get("controller-revision-hash") or labels.get("pod-template-hash"))
@@ -153,6 +170,23 @@ def pdb_minimum(w: WatchedWorkload, expected: int) -> int:
     return min(expected, max(1, need))
 
 
+def rollout_minimum(w: WatchedWorkload, expected: int) -> int | None:
+    """Pods a Deployment's own rolling update keeps available: expected minus its
+    maxUnavailable (a percentage rounds down, as the Deployment API documents), never below
+    one while pods are expected. None when the rollout takes nothing away."""
+    if w.rollout_max_unavailable is None:
+        return None
+    down = scaled(w.rollout_max_unavailable, expected, round_up=False)
+    if down == 0:
+        return None
+    return min(expected, max(1, expected - down)) if expected else 0
+
+
+def dep_rolling(s: Snapshot) -> bool:
+    """A Deployment's rolling update is in progress: not every expected pod is updated."""
+    return s.kind == "Deployment" and s.updated < s.expected
+
+
 def _available(s: Snapshot) -> tuple[int, str]:
     if needs_pods(s) and s.pods is not None:
         n = sum(1 for p in s.pods if p.ready and not p.terminating)
@@ -189,6 +223,11 @@ def judge(w: WatchedWorkload, s: Snapshot | None, memory: Memory | None, now: fl
     rescaling = s.expected != new_mem.settled_expected
     required = pdb_minimum(w, base)
     note = f"rescale {mem.settled_expected}→{s.expected} in progress, " if rescaling else ""
+    rollout_floor = rollout_minimum(w, base) if dep_rolling(s) else None
+    if rollout_floor is not None and rollout_floor < required:
+        # The rollout may take maxUnavailable pods away by design; a PDB does not stop it.
+        required = rollout_floor
+        note += f"rollout {s.updated}/{s.expected} updated (maxUnavailable {w.rollout_max_unavailable}), "
 
     if sts_rolling(s) and not rescaling:
         progress = (s.updated, s.ready)

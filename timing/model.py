@@ -328,6 +328,19 @@ class HeartbeatService(Strict):
     hardening: Hardening = Hardening()
     commands_exchange: str = "lockstep.heartbeat.commands"
     beats_exchange: str = "lockstep.heartbeat.beats"
+    observe_mode: Literal["watch", "poll"] = Field(
+        default="poll", description="poll: list every observe_interval_s (the default, so a stack "
+        "stating only observe_interval_s keeps its meaning); watch: list + watch the workloads (an "
+        "event is acted on when it arrives; a relist every resync_period_s bounds what a stalled "
+        "watch can miss, and the rules judge that bound)")
+    resync_period_s: _int(L.Range(1, 86400)) = Field(
+        default=300, description="watch mode: relist everything this often even when the watch is healthy")
+    confirm_timeout_s: _int(L.Range(1, 3600)) = Field(
+        default=5, description="how long one broker operation (connect, publish confirm) may take "
+        "before the broker counts as failed (no beats)")
+    ack_timeout_s: _int(L.Range(1, 3600)) = Field(
+        default=5, description="how long the gateway may take to acknowledge an applied command "
+        "before it counts as failed (no beats)")
     broker_secret_key: str = Field(default="rabbitmq_url",
                                    description="the `lockstep:` secret config key holding the AMQP URL")
 

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from heartbeat.kube import ObserveError
+from heartbeat.publish import Publisher
 from heartbeat.observe import Key, Snapshot, snapshot_from_k8s
 from tests.heartbeat import k8s
 from timing.config import read_stack_file
@@ -26,6 +27,10 @@ def short_config(*, loss_s: int = 10, recovery_s: int = 5, beat_ttl_s: int = 30,
     doc["commands_exchange"] = f"test.{suffix}.commands"
     doc["beats_exchange"] = f"test.{suffix}.beats"
     return RuntimeConfig.model_validate(doc)
+
+
+def publisher(cfg: RuntimeConfig, connect: Any, **kw: Any) -> Publisher:
+    return Publisher.for_config(cfg, connect, **kw)
 
 
 class ScriptedObserver:

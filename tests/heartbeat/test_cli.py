@@ -17,16 +17,22 @@ from timing.config import read_stack_file
 from timing.heartbeat_config import BROKER_URL_ENV, runtime_config
 
 
-def test_the_dry_run_blocks_only_football_and_publishes_the_block_before_the_beat_that_reports_it(capsys):
+def test_the_dry_run_blocks_only_football_and_reports_the_block_only_after_the_gateway_applied_it(capsys):
     assert main(["heartbeat", "--once", "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()
     published = [line for line in out if not line.startswith("#") and not line.startswith(" ")]
     block = next(i for i, line in enumerate(published) if "command  block   football-live" in line)
     assert published[block].startswith("+ 420s"), "loss_time 120 s after the failure observed at +300 s"
-    assert "blocked=['football-live']" in published[block + 1]
-    assert all("blocked=['football-live']" not in line for line in published[:block])
-    unblock = next(i for i, line in enumerate(published) if "unblock football-live" in line and i > block)
+    applied = next(i for i, line in enumerate(published) if "applied  block   football-live" in line)
+    first_blocked = next(i for i, line in enumerate(published) if "blocked=['football-live']" in line)
+    assert block < applied < first_blocked, "decided, then applied by the gateway, then told"
+    assert published[applied].startswith("+ 421s") and published[first_blocked].startswith("+ 421s")
+    unblock = next(i for i, line in enumerate(published) if "command  unblock football-live" in line and i > block)
     assert published[unblock].startswith("+ 660s"), "recovery_time 60 s after health returned at +600 s"
+    unapplied = next(i for i, line in enumerate(published) if "applied  unblock football-live" in line and i > unblock)
+    assert all("blocked=['football-live']" in line for line in published[first_blocked:unapplied]
+               if "beat" in line), "clients hear of the unblock only once the gateway applied it"
+    assert "blocked=[]" in published[unapplied + 1]
     assert not any("block   basketball-live" in line for line in published), \
         "a rolling update, a StatefulSet restart, a rescale and an eviction never block"
     assert any("critical failure" in line for line in out)
@@ -141,3 +147,14 @@ def test_the_decision_core_imports_only_timing_the_standard_library_and_itself(m
             elif node.module.startswith("heartbeat."):
                 assert node.module.split(".")[1] in PURE, node.module
     assert roots <= set(sys.stdlib_module_names) | {"timing", "heartbeat"}, roots
+
+
+@pytest.mark.parametrize(("mode", "says"), [("watch", "watch: each recorded change acted on when it appears "
+                                                      "(relist every 5s)"),
+                                            ("poll", "observe every 5s")])
+def test_the_dry_run_header_says_how_the_mode_observes_and_the_ack_timeout(tmp_path, capsys, mode, says):
+    path = write_config(tmp_path, observe_mode=mode, ack_timeout_s=7)
+    assert main(["heartbeat", "--once", "--dry-run", "--config", str(path)]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert says in header and "within 7s" in header
+    assert ("observe every" in header) == (mode == "poll")

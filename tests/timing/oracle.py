@@ -193,11 +193,13 @@ def stack_errors(stack: Stack) -> set[str]:
             broken.append(("heartbeat-recovery-covers-catch-up", svc.name))
         if hb is None:
             continue
-        if spec.loss_time_s < _replace(svc) + hb.observe_interval_s + margin:
+        # watch mode: a stalled watch is repaired by the next relist
+        unseen = hb.observe_interval_s if hb.observe_mode == "poll" else hb.resync_period_s
+        if spec.loss_time_s < _replace(svc) + unseen + margin:
             broken.append(("heartbeat-rides-out-pod-replacement", svc.name))
-        if spec.loss_time_s + hb.observe_interval_s > spec.max_outage_s:
+        if spec.loss_time_s + unseen + hb.ack_timeout_s > spec.max_outage_s:
             broken.append(("heartbeat-within-outage-budget", svc.name))
-        if hb.observe_interval_s > spec.loss_time_s // 2:
+        if unseen > spec.loss_time_s // 2:
             broken.append(("heartbeat-samples-often", svc.name))
     if hb is not None:
         if hb.client_timeout_s < 3 * hb.publish_interval_s:

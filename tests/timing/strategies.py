@@ -145,6 +145,8 @@ KNOBS: dict[str, tuple[int, int, int]] = {
     "watchdog.period_s": (40, 1, 86400),
     "watchdog.failures_before_action": (3, 1, 100),
     "heartbeat.observe_interval_s": (10, 1, 3600),
+    "heartbeat.resync_period_s": (10, 1, 86400),
+    "heartbeat.ack_timeout_s": (10, 1, 3600),
     "heartbeat.publish_interval_s": (8, 1, 3600),
     "heartbeat.client_timeout_s": (15, 1, 86400),
     "heartbeat.beat_ttl_s": (10, 1, 86400),

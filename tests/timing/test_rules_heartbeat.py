@@ -70,12 +70,12 @@ def test_a_watched_service_accepting_the_rule_is_reported_as_accepted() -> None:
 
 
 # ---- heartbeat-rides-out-pod-replacement --------------------------------------------------------------
-@given(seconds(10, 175))
-@example(75).via("slack 0: replace 65 + observe 5 + margin 5")
+@given(seconds(10, 170))
+@example(75).via("slack 0: replace 65 + resync 5 + margin 5")
 @example(74).via("slack -1")
 def test_a_spec_tolerates_one_statefulset_pod_replacement(loss) -> None:
     # basketball-feed is a StatefulSet: stop 25 + schedule 10 + pod_ready 30; loss ≥ 10 keeps
-    # sampling every 5 s twice per loss time, ≤ 175 keeps the 180 s outage budget
+    # relisting every 5 s twice per loss time, ≤ 170 keeps the 180 s outage budget
     stack = build({"heartbeat_specs.1.loss_time_s": loss})
     expect_alone(stack, "heartbeat-rides-out-pod-replacement", loss < 75)
 
@@ -84,8 +84,24 @@ def test_a_loss_time_shorter_than_a_replacement_prints_the_fix() -> None:
     stack = build({"heartbeat_specs.1.loss_time_s": 74})
     assert only(stack, "heartbeat-rides-out-pod-replacement", "basketball-live (basketball-feed)").render() == (
         "ERROR heartbeat-rides-out-pod-replacement  basketball-live (basketball-feed): loss_time 74s (loss_time_s) "
-        "< replace_time + observe 70s (replace_time 65 + heartbeat.observe_interval_s 5) + margin 5s  slack -1s → "
+        "< replace_time + observe 70s (replace_time 65 + heartbeat.resync_period_s 5) + margin 5s  slack -1s → "
         "raise loss_time_s to ≥75s or replace pods faster")
+
+
+@given(seconds(1, 20))
+@example(6).via("slack 0: replace 65 + observe 6 + margin 5 = 76")
+@example(5).via("slack 1")
+def test_in_poll_mode_the_observe_interval_is_what_a_replacement_must_ride_out(observe) -> None:
+    stack = build({"heartbeat.observe_mode": "poll", "heartbeat.observe_interval_s": observe,
+                   "heartbeat_specs.1.loss_time_s": 76})
+    expect_alone(stack, "heartbeat-rides-out-pod-replacement", 65 + observe + 5 > 76)
+    assert "heartbeat.observe_interval_s" in only(stack, "heartbeat-rides-out-pod-replacement",
+                                                  "basketball-live (basketball-feed)").right.source
+
+
+@given(seconds(1, 3600))
+def test_in_watch_mode_the_observe_interval_decides_nothing(observe) -> None:
+    assert error_ids(build({"heartbeat.observe_interval_s": observe})) == set()
 
 
 @given(seconds(40, 180))
@@ -98,38 +114,72 @@ def test_a_deployment_replacement_costs_only_pod_ready(loss) -> None:
 
 # ---- heartbeat-within-outage-budget ---------------------------------------------------------------------
 @given(seconds(1, 400))
-@example(95).via("slack 0")
-@example(94).via("slack -1")
-def test_loss_time_plus_observation_must_fit_the_outage_budget(budget) -> None:
+@example(100).via("slack 0: loss 90 + resync 5 + ack 5")
+@example(99).via("slack -1")
+def test_the_block_must_be_applied_inside_the_outage_budget(budget) -> None:
     stack = build({"heartbeat_specs.1.max_outage_s": budget})
-    expect_alone(stack, "heartbeat-within-outage-budget", budget < 95)
+    expect_alone(stack, "heartbeat-within-outage-budget", budget < 100)
+
+
+@given(seconds(1, 3600))
+@example(85).via("slack 0: 90 + 5 + 85 = 180")
+@example(86).via("slack -1")
+def test_the_gateways_ack_timeout_counts_against_the_outage_budget(ack) -> None:
+    stack = build({"heartbeat.ack_timeout_s": ack})
+    expect_alone(stack, "heartbeat-within-outage-budget", 90 + 5 + ack > 180)
 
 
 def test_a_loss_time_past_the_outage_budget_prints_the_fix() -> None:
-    stack = build({"heartbeat_specs.1.max_outage_s": 94})
+    stack = build({"heartbeat_specs.1.max_outage_s": 99})
     assert only(stack, "heartbeat-within-outage-budget", "basketball-live (basketball-feed)").render() == (
-        "ERROR heartbeat-within-outage-budget  basketball-live (basketball-feed): loss_time + observe 95s "
-        "(loss_time_s 90 + heartbeat.observe_interval_s 5) > max_outage 94s (max_outage_s)  slack -1s → lower "
-        "loss_time_s or observe more often (the outage budget is agreed)")
+        "ERROR heartbeat-within-outage-budget  basketball-live (basketball-feed): loss_time + observe + ack 100s "
+        "(loss_time_s 90 + heartbeat.resync_period_s 5 + heartbeat.ack_timeout_s 5) > max_outage 99s "
+        "(max_outage_s)  slack -1s → lower loss_time_s, observe more often or shorten heartbeat.ack_timeout_s "
+        "(the outage budget is agreed)")
 
 
 # ---- heartbeat-samples-often ------------------------------------------------------------------------------
 @given(seconds(1, 85))
 @example(60).via("slack 0: half of 120")
 @example(61).via("slack -1")
-def test_the_heartbeat_observes_at_least_twice_per_loss_time(observe) -> None:
-    # only the football spec (loss 120, replacement 30): its other rules hold for observe ≤ 85
-    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": observe})
+def test_the_heartbeat_relists_at_least_twice_per_loss_time(resync) -> None:
+    # only the football spec (loss 120, replacement 30): its other rules hold for resync ≤ 85
+    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.resync_period_s": resync})
+    expect_alone(stack, "heartbeat-samples-often", resync > 60)
+
+
+@given(seconds(1, 85))
+@example(60).via("slack 0: half of 120")
+@example(61).via("slack -1")
+def test_in_poll_mode_the_heartbeat_observes_at_least_twice_per_loss_time(observe) -> None:
+    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_mode": "poll", "heartbeat.observe_interval_s": observe})
     expect_alone(stack, "heartbeat-samples-often", observe > 60)
 
 
 def test_an_odd_loss_time_rounds_the_half_down() -> None:
-    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": 60, "heartbeat_specs.0.loss_time_s": 121})
+    poll = {**FOOTBALL_SPEC_ONLY, "heartbeat.observe_mode": "poll", "heartbeat_specs.0.loss_time_s": 121}
+    stack = build({**poll, "heartbeat.observe_interval_s": 60})
     assert only(stack, "heartbeat-samples-often").slack_s == 0
-    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": 61, "heartbeat_specs.0.loss_time_s": 121})
+    stack = build({**poll, "heartbeat.observe_interval_s": 61})
     assert only(stack, "heartbeat-samples-often").render() == (
         "ERROR heartbeat-samples-often  football-live (football-feed): observe_interval 61s "
         "(heartbeat.observe_interval_s) > loss_time / 2 60s (loss_time_s 121 / 2)  slack -1s → observe at least "
+        "every 60s")
+
+
+@pytest.mark.parametrize(("mode", "field"), [("poll", "heartbeat.observe_interval_s"),
+                                             ("watch", "heartbeat.resync_period_s")])
+def test_a_sampling_finding_names_the_fields_that_decide_it(mode, field) -> None:
+    found = only(build({**FOOTBALL_SPEC_ONLY, "heartbeat.observe_mode": mode, "heartbeat.observe_interval_s": 61,
+                        "heartbeat.resync_period_s": 61}), "heartbeat-samples-often")
+    assert (found.left.fields, found.right.fields) == ((field,), ("loss_time_s",))
+
+
+def test_a_watch_relisting_too_rarely_prints_the_resync_period() -> None:
+    stack = build({**FOOTBALL_SPEC_ONLY, "heartbeat.resync_period_s": 61, "heartbeat_specs.0.loss_time_s": 121})
+    assert only(stack, "heartbeat-samples-often").render() == (
+        "ERROR heartbeat-samples-often  football-live (football-feed): resync_period 61s "
+        "(heartbeat.resync_period_s) > loss_time / 2 60s (loss_time_s 121 / 2)  slack -1s → observe at least "
         "every 60s")
 
 
@@ -256,8 +306,8 @@ def test_no_heartbeat_service_no_heartbeat_findings() -> None:
 # ---- a watched service may acknowledge a heartbeat rule it deliberately breaks ---------------------
 @pytest.mark.parametrize(("rule", "service", "changes"), [
     ("heartbeat-rides-out-pod-replacement", BASKETBALL, {"heartbeat_specs.1.loss_time_s": 69}),
-    ("heartbeat-within-outage-budget", BASKETBALL, {"heartbeat_specs.1.max_outage_s": 94}),
-    ("heartbeat-samples-often", FOOTBALL, {**FOOTBALL_SPEC_ONLY, "heartbeat.observe_interval_s": 61}),
+    ("heartbeat-within-outage-budget", BASKETBALL, {"heartbeat_specs.1.max_outage_s": 99}),
+    ("heartbeat-samples-often", FOOTBALL, {**FOOTBALL_SPEC_ONLY, "heartbeat.resync_period_s": 61}),
     ("heartbeat-recovery-covers-catch-up", FOOTBALL, {"heartbeat_specs.0.recovery_time_s": 29}),
     ("heartbeat-recovery-covers-catch-up", BASKETBALL, {f"{B}.app.catch_up_s": 0, "heartbeat_specs.1.recovery_time_s": 29}),
 ])

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING
 
 from timing import derived as d
 from timing.findings import Term, Verdict, holds, judge
+from timing.heartbeat_config import unseen_field
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
-    from timing.model import Stack
+    from timing.model import HeartbeatService, Stack
 
 
 def watchdog_shares_deploy_lock(stack: Stack, ctx: Ctx) -> list[Verdict]:
@@ -47,14 +48,18 @@ def _specs(stack: Stack):
         yield spec, by_name[spec.service]
 
 
+def _observe_delay(hb: HeartbeatService) -> Term:
+    name = unseen_field(hb)
+    return d.source_field(f"heartbeat.{name}", getattr(hb, name))
+
+
 def heartbeat_rides_out_pod_replacement(stack: Stack, ctx: Ctx) -> list[Verdict]:
     hb = stack.heartbeat
     if hb is None:
         return []
     found = []
     for spec, svc in _specs(stack):
-        need = d.total("replace_time + observe", d.replace_time(svc),
-                       d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
+        need = d.total("replace_time + observe", d.replace_time(svc), _observe_delay(hb))
         found.append(judge(f"{spec.name} ({svc.name})",
                            d.field("loss_time", spec.loss_time_s, "loss_time_s"), ">=", need,
                            f"raise loss_time_s to ≥{int(need.value) + ctx.margin_s}s or replace pods faster",
@@ -68,11 +73,14 @@ def heartbeat_within_outage_budget(stack: Stack, ctx: Ctx) -> list[Verdict]:
         return []
     found = []
     for spec, svc in _specs(stack):
-        used = d.total("loss_time + observe", d.source_field("loss_time_s", spec.loss_time_s),
-                       d.source_field("heartbeat.observe_interval_s", hb.observe_interval_s))
+        # The block is in effect once the gateway has applied it: decided at loss_time after
+        # the change was seen, acknowledged within ack_timeout (else the service goes silent).
+        used = d.total("loss_time + observe + ack", d.source_field("loss_time_s", spec.loss_time_s),
+                       _observe_delay(hb), d.source_field("heartbeat.ack_timeout_s", hb.ack_timeout_s))
         found.append(judge(f"{spec.name} ({svc.name})", used,
                            "<=", d.field("max_outage", spec.max_outage_s, "max_outage_s"),
-                           "lower loss_time_s or observe more often (the outage budget is agreed)",
+                           "lower loss_time_s, observe more often or shorten heartbeat.ack_timeout_s "
+                           "(the outage budget is agreed)",
                            service=svc.name))
     return found
 
@@ -85,8 +93,9 @@ def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Verdict]:
     for spec, svc in _specs(stack):
         half = Term("loss_time / 2", spec.loss_time_s // 2, f"loss_time_s {spec.loss_time_s} / 2",
                     fields=("loss_time_s",))
+        name = unseen_field(hb)
         found.append(judge(f"{spec.name} ({svc.name})",
-                           d.field("observe_interval", hb.observe_interval_s, "heartbeat.observe_interval_s"),
+                           d.field(name.removesuffix("_s"), getattr(hb, name), f"heartbeat.{name}"),
                            "<=", half, f"observe at least every {spec.loss_time_s // 2}s",
                            service=svc.name))
     return found

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from timing import limits as L
+from timing.heartbeat_config import unseen_field
 from timing.model import Probe, Service, Stack
 
 
@@ -182,7 +183,7 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
     watchdog = (WatchdogSpec(wd.period_s, wd.failures_before_action)
                 if wd is not None and svc.name in wd.watches else None)
     hb = stack.heartbeat
-    beats = tuple(HeartbeatSpec(s.name, hb.observe_interval_s, s.loss_time_s, s.recovery_time_s,
+    beats = tuple(HeartbeatSpec(s.name, getattr(hb, unseen_field(hb)), s.loss_time_s, s.recovery_time_s,
                                 s.max_outage_s)
                   for s in stack.heartbeat_specs if hb is not None and s.service == svc.name)
     sd = svc.shutdown

@@ -1,0 +1,1 @@
+"""Runnable examples (a gateway) and recorded observations for the dry run."""
