@@ -594,3 +594,15 @@ def test_a_heartbeat_configmap_error_is_one_line_naming_the_field():
     assert "specs" in text
     with pytest.raises(x.ExtractError, match=rf"^{CONFIGMAP_KEY}: not JSON: "):
         x.heartbeat_config({"data": {CONFIGMAP_KEY: "{"}})
+
+
+def test_the_heartbeat_from_its_configmap_keeps_its_mode_resync_and_timeouts():
+    """What the audit and the pack judge the heartbeat rules on is what the ConfigMap says."""
+    from timing.heartbeat_config import runtime_config
+    from tests.timing.strategies import build
+
+    stack = build({"heartbeat.observe_mode": "watch", "heartbeat.resync_period_s": 7,
+                   "heartbeat.confirm_timeout_s": 4, "heartbeat.ack_timeout_s": 6})
+    config = x.heartbeat_config({"data": {CONFIGMAP_KEY: runtime_config(stack).model_dump_json()}})
+    hb = x.heartbeat_service(config)
+    assert (hb.observe_mode, hb.resync_period_s, hb.confirm_timeout_s, hb.ack_timeout_s) == ("watch", 7, 4, 6)

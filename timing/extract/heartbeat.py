@@ -51,7 +51,9 @@ def heartbeat_service(config: RuntimeConfig, deployment: Mapping[str, Any] | Non
     data = {
         "name": config.service, "namespace": config.lease.namespace,
         "image": get(container, "image") or "unknown", "replicas": config.replicas, "port": config.port,
-        "observe_interval_s": config.observe_interval_s, "publish_interval_s": config.publish_interval_s,
+        "observe_mode": config.observe_mode, "observe_interval_s": config.observe_interval_s,
+        "resync_period_s": config.resync_period_s, "publish_interval_s": config.publish_interval_s,
+        "confirm_timeout_s": config.confirm_timeout_s, "ack_timeout_s": config.ack_timeout_s,
         "client_timeout_s": config.client_timeout_s, "beat_ttl_s": config.beat_ttl_s,
         "lease_duration_s": config.lease.duration_s, "lease_renew_deadline_s": config.lease.renew_deadline_s,
         "lease_retry_period_s": config.lease.retry_period_s,
