@@ -592,7 +592,8 @@ def test_a_heartbeat_configmap_error_is_one_line_naming_the_field():
     text = str(err.value)
     assert "\n" not in text and "errors.pydantic.dev" not in text and text.startswith(f"{CONFIGMAP_KEY}: ")
     assert "specs" in text
-    with pytest.raises(x.ExtractError, match=rf"^{CONFIGMAP_KEY}: not JSON: "):
+    with pytest.raises(x.ExtractError, match=rf"^{CONFIGMAP_KEY}: not JSON: Expecting property name enclosed in "
+                                              r"double quotes: line 1 column 2 \(char 1\)$"):
         x.heartbeat_config({"data": {CONFIGMAP_KEY: "{"}})
 
 

@@ -22,7 +22,7 @@ def heartbeat_config(configmap: Mapping[str, Any]) -> RuntimeConfig:
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as err:
-        raise ExtractError(f"{CONFIGMAP_KEY}: not JSON: {str(err)[:120]}") from None
+        raise ExtractError(f"{CONFIGMAP_KEY}: not JSON: {err}") from None
     try:
         return RuntimeConfig.model_validate(data)
     except ValidationError as err:
