@@ -285,10 +285,19 @@ def test_an_injected_gate_of_unknown_order_leaves_the_rollout_rule_to_min_ready(
     a long enough minReadySeconds decides the rollout rule anyway, a short one cannot."""
     stack = build({f"{A}.readiness_gate.injected_after_binding": None, f"{A}.rollout.min_ready_s": min_ready})
     gate = only(stack, "readiness-gate-can-pass")
-    assert (gate.status, gate.needs) == ("skipped", ("readiness_gate.injected_after_binding",))
+    assert (gate.status, gate.needs, gate.fix, gate.slack_s) == (
+        "skipped", ("readiness_gate.injected_after_binding",), "", None)
+    assert gate.render() == (
+        "SKIPPED readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) in missing "
+        "nothing → needs readiness_gate.injected_after_binding")
     waits = only(stack, "rollout-waits-for-lb")
     assert waits.status == status
     assert waits.needs == (("readiness_gate.injected_after_binding",) if status == "skipped" else ())
+    shown = {"skipped": " → needs readiness_gate.injected_after_binding", "ok": ""}[status]
+    assert waits.render() == (  # a skipped finding prints the relation required, with its slack so far
+        f"{status.upper()} rollout-waits-for-lb  api: min_ready {min_ready}s (rollout.min_ready_s) ≥ "
+        "lb_admit_new 24s (lb.registration_propagation_s 15 + lb.health_check.interval_s 5 + "
+        f"lb.health_check.timeout_s 4) + margin 5s  slack {min_ready - 29}s{shown}")
 
 
 def test_a_declared_gate_needs_neither_the_namespace_label_nor_the_creation_order() -> None:

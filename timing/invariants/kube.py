@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from timing import derived as d
@@ -135,7 +136,8 @@ def rollout_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
                   "make the readiness gate passable, or raise rollout.min_ready_s" if gate else
                   "add a readiness gate or raise rollout.min_ready_s", ctx.margin_s)
     if gate and gate[0].outcome == "skipped" and waits.outcome == "broken":
-        return [unknown_verdict(svc.name, waits.left, waits.relation, waits.right, waits.fix, gate[0].needs)]
+        # min_ready alone does not suffice: whether the gate holds the rollout back decides it
+        return [replace(waits, outcome="skipped", needs=gate[0].needs)]
     return [waits]
 
 
