@@ -99,6 +99,7 @@ NLB: Final = LbKind(
 )
 KINDS: Final[dict[str, LbKind]] = {k.name: k for k in (ALB, NLB)}
 PROTOCOLS: Final = tuple(p for k in KINDS.values() for p in k.protocols)
+SLOW_START_KINDS: Final = ", ".join(k.name.upper() for k in KINDS.values() if k.slow_start)  # for messages
 
 
 def kind_of(protocol: object) -> LbKind | None:

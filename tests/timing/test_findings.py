@@ -67,6 +67,11 @@ def test_an_unknown_input_decides_only_when_no_value_could_flip_the_verdict(rel,
     assert f.needs == (unknown if status == "skipped" else ())
 
 
+def test_a_skipped_verdict_keeps_its_severity_case() -> None:
+    v = judge("s", t(0, "a", True), ">=", t(5, "b"), "f", case="warning")
+    assert (v.outcome, v.case) == ("skipped", "warning")
+
+
 def test_known_inputs_are_never_skipped() -> None:
     assert judge("s", t(1, "a"), ">=", t(2, "b"), "f").outcome == "broken"
     assert judge("s", t(2, "a"), ">=", t(2, "b"), "f").outcome == "ok"

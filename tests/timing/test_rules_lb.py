@@ -75,6 +75,7 @@ def test_nlb_has_no_slow_start_and_says_so() -> None:
     assert only(stack, "lb-values-in-range", "basketball-feed").render() == (
         "ERROR lb-values-in-range  basketball-feed: slow_start 30s (lb.slow_start_s) ≠ NLB target groups no slow "
         "start → set lb.slow_start_s to 0: slow start is for ALB target groups only")
+    assert only(stack, "lb-values-in-range", "basketball-feed").left.fields == ("lb.slow_start_s",)
 
 
 @given(seconds(1, 7000))

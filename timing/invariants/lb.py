@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from timing import derived as d
 from timing import limits as L
 from timing.findings import Term, Verdict, holds, in_range, judge
-from timing.lbkinds import KINDS
+from timing.lbkinds import KINDS, SLOW_START_KINDS
 
 if TYPE_CHECKING:
     from timing.invariants import Ctx
@@ -56,7 +56,7 @@ def lb_values_in_range(subject: str, lb: LoadBalancer) -> list[Verdict]:
         found.append(holds(subject, False, Term("slow_start", lb.slow_start_s, "lb.slow_start_s",
                                                 fields=("lb.slow_start_s",)), "==",
                            Term(f"{kind.name.upper()} target groups", "no slow start", ""),
-                           f"set lb.slow_start_s to 0: slow start is for {', '.join(k.name.upper() for k in KINDS.values() if k.slow_start)} target groups only"))
+                           f"set lb.slow_start_s to 0: slow start is for {SLOW_START_KINDS} target groups only"))
     broken = [f for f in found if f.outcome != "ok"]
     return broken or [Verdict(subject, Term("target group values", len(found), "", (), ""), "in",
                               Term("API ranges", "ELBv2", ""), 0, min(f.slack_s for f in found), "", "ok")]
