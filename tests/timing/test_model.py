@@ -183,6 +183,6 @@ def test_a_stack_config_must_state_the_outage_budget_and_the_heartbeats_warm_up(
     """null is 'unknown' only where resources are read; a stack config states its own numbers."""
     with pytest.raises(ValidationError) as err:
         Stack.model_validate(edit(base(), {"heartbeat_specs.0.max_outage_s": None, "heartbeat.warmup_s": None}))
-    text = str(err.value)
-    assert "heartbeat_specs.0.max_outage_s: required (the agreed outage budget)" in text
-    assert "heartbeat.warmup_s: required (start to first successful readiness check)" in text
+    (error,) = err.value.errors()
+    assert error["msg"] == ("Value error, heartbeat_specs.0.max_outage_s: required (the agreed outage budget); "
+                            "heartbeat.warmup_s: required (start to first successful readiness check)")
