@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from timing.model import Accept, Failover, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
+    from timing.model import Accept, Failover, HeartbeatService, HeartbeatSpec, Nodes, Service, Stack, Watchdog
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +45,9 @@ class Scene:
     heartbeat_specs: tuple[HeartbeatSpec, ...] = ()
     failover: Failover | None = None
     accept: tuple[Accept, ...] = ()
+    nodes: Nodes | None = None  # what removes nodes (issue 13); None: not declared
 
     @classmethod
     def of(cls, stack: Stack) -> Scene:
         return cls(stack.services, stack.watchdog, stack.heartbeat, stack.heartbeat_specs, stack.failover,
-                   stack.accept)
+                   stack.accept, stack.nodes)

@@ -51,6 +51,10 @@ class LbKind:
     annotated_protocol: str | None  # the protocol the protocol annotation's presence means (None: its value)
     health_check_follows_protocol: bool  # the default health-check protocol is the group's own
     legacy_ip_type: str | None  # a legacy `type` annotation value meaning IP targets
+    # the target group has the connection termination attributes of an unhealthy or deregistered
+    # target (`target_health_state.unhealthy.*`, `deregistration_delay.connection_termination.enabled`:
+    # NLB target groups only, ELBv2 target group attributes)
+    connection_termination: bool = False
 
 
 ALB: Final = LbKind(
@@ -96,6 +100,7 @@ NLB: Final = LbKind(
     # a certificate makes the listener TLS (its idle timeout is then fixed); `type: nlb-ip` is the
     # controller's legacy spelling of IP targets (LBC Service annotations)
     annotated_protocol="TLS", health_check_follows_protocol=False, legacy_ip_type="nlb-ip",
+    connection_termination=True,
 )
 KINDS: Final[dict[str, LbKind]] = {k.name: k for k in (ALB, NLB)}
 PROTOCOLS: Final = tuple(p for k in KINDS.values() for p in k.protocols)

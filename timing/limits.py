@@ -62,3 +62,23 @@ K8S_DEFAULTS: Final = {
     "failure_threshold": 3, "initial_delay_s": 0, "max_surge": "25%",
     "max_unavailable": "25%", "min_ready_s": 0, "progress_deadline_s": 600,
 }
+
+# ---- Node disruptions (issue 13) -------------------------------------------------------
+# Cluster Autoscaler `--max-graceful-termination-sec`: the longest it waits for a pod to stop
+# when it scales a node down, 600 s unless set (cluster-autoscaler FAQ and flag list; the
+# managed AKS/ARO profiles document the same default).
+CA_MAX_GRACEFUL_TERMINATION_DEFAULT: Final = 600
+# EC2 sends a Spot interruption notice two minutes before it stops or terminates the instance
+# (EC2 user guide, "Spot Instance interruption notices").
+SPOT_NOTICE_S: Final = 120
+# aws-node-termination-handler `--node-termination-grace-period`: how long before the event it
+# starts draining the node, 120 s by default (NTH v1.1.0 release notes, chart values).
+NTH_NODE_TERMINATION_GRACE_DEFAULT: Final = 120
+# EC2 Auto Scaling lifecycle hook `HeartbeatTimeout`: 30–7200 s, 3600 s when not given
+# (Auto Scaling API, PutLifecycleHook).
+ASG_HOOK_TIMEOUT: Final = Range(30, 7200)
+ASG_HOOK_TIMEOUT_DEFAULT: Final = 3600
+# NLB target group attribute `target_health_state.unhealthy.draining_interval_seconds`:
+# 0–360000, 0 by default; only used with unhealthy connection termination off (ELBv2 target
+# group attributes).
+NLB_UNHEALTHY_DRAINING: Final = Range(0, 360000)

@@ -102,6 +102,22 @@ class LoadBalancer(Strict):
     deregistration_propagation_s: _int(L.PROPAGATION)
     registration_propagation_s: _int(L.PROPAGATION)
     endpoint_propagation_s: _int(L.PROPAGATION) = L.ENDPOINT_PROPAGATION_DEFAULT
+    # Node disruptions (issue 13). The Service's `spec.externalTrafficPolicy` defaults to
+    # Cluster (Kubernetes Service API); with Local, an instance target is a node only while it
+    # runs a ready local pod, which the LB learns from the node's healthCheckNodePort.
+    external_traffic_policy: Literal["Cluster", "Local"] = Field(
+        default="Cluster", description="the Service's externalTrafficPolicy (instance targets: Local makes the "
+        "LB health-check the node's healthCheckNodePort)")
+    # NLB target group attributes; the defaults are the ELBv2 API's (target group attributes):
+    # connections to an unhealthy target are reset (true), with no draining interval (0), and a
+    # deregistered target's connections are left open after the delay (false).
+    unhealthy_connection_termination: bool = Field(
+        default=True, description="NLB: target_health_state.unhealthy.connection_termination.enabled")
+    unhealthy_draining_interval_s: _int(L.NLB_UNHEALTHY_DRAINING) = Field(
+        default=0, description="NLB: target_health_state.unhealthy.draining_interval_seconds (only with "
+        "unhealthy_connection_termination false)")
+    deregistration_connection_termination: bool = Field(
+        default=False, description="NLB: deregistration_delay.connection_termination.enabled")
 
     @model_validator(mode="before")
     @classmethod
@@ -428,6 +444,78 @@ class Failover(FailoverTiming):
         return self
 
 
+# ---- node disruptions (issue 13) ----------------------------------------------------------------
+class ClusterAutoscaler(Strict):
+    max_graceful_termination_s: Seconds = Field(
+        default=L.CA_MAX_GRACEFUL_TERMINATION_DEFAULT,
+        description="--max-graceful-termination-sec: the longest a scale-down waits for a pod to stop")
+
+
+class KarpenterNodePool(Strict):
+    name: Name
+    termination_grace_period_s: Seconds | None = Field(
+        default=None, description="spec.template.spec.terminationGracePeriod; null: unset, Karpenter then "
+        "waits for every pod (no node budget)")
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = Field(
+        default="WhenEmptyOrUnderutilized", description="spec.disruption.consolidationPolicy")
+    consolidate_after_s: Seconds = Field(default=0, description="spec.disruption.consolidateAfter")
+    budget_nodes: IntOrPercent = Field(
+        default="10%", description="spec.disruption.budgets[].nodes, the most restrictive one (Karpenter's "
+        "default budget is 10%)")
+    capacity_types: tuple[Literal["spot", "on-demand"], ...] = Field(
+        default=("on-demand",), min_length=1,
+        description="values of the karpenter.sh/capacity-type requirement (on-demand when not required)")
+    interruption_queue: bool = Field(
+        default=False, description="Karpenter's settings.interruptionQueue is set: it drains a spot node when "
+        "the interruption notice arrives")
+
+
+class TerminationHandler(Strict):
+    """aws-node-termination-handler: drains a node on a spot notice or an ASG lifecycle hook."""
+
+    mode: Literal["imds", "queue"] = "imds"
+    pod_termination_grace_period_s: Seconds | None = Field(
+        default=None, description="--pod-termination-grace-period; null: -1, the pod's own grace period")
+    node_termination_grace_period_s: Seconds = Field(
+        default=L.NTH_NODE_TERMINATION_GRACE_DEFAULT, description="--node-termination-grace-period")
+
+
+class AsgLifecycleHook(Strict):
+    heartbeat_timeout_s: _int(L.ASG_HOOK_TIMEOUT) = Field(
+        default=L.ASG_HOOK_TIMEOUT_DEFAULT, description="the termination hook's HeartbeatTimeout: how long "
+        "the instance waits in Terminating:Wait for the drain")
+
+
+class KubeletShutdown(Strict):
+    shutdown_grace_period_s: Seconds = Field(
+        default=0, description="KubeletConfiguration shutdownGracePeriod; 0: no graceful node shutdown")
+    shutdown_grace_period_critical_pods_s: Seconds = Field(
+        default=0, description="shutdownGracePeriodCriticalPods: the part reserved for critical pods")
+
+    @model_validator(mode="after")
+    def _critical_within(self) -> KubeletShutdown:
+        # The kubelet refuses a critical-pod share larger than the whole shutdown period.
+        if self.shutdown_grace_period_critical_pods_s > self.shutdown_grace_period_s:
+            raise ValueError("shutdown_grace_period_critical_pods_s must be <= shutdown_grace_period_s")
+        return self
+
+
+class Nodes(Strict):
+    """What removes nodes under the stack's pods. Each source is optional; the node budget of a
+    pod is the smallest that a declared source grants (`timing.nodes.node_budget_s`)."""
+
+    cluster_autoscaler: ClusterAutoscaler | None = None
+    karpenter: tuple[KarpenterNodePool, ...] = ()
+    asg_spot: bool = Field(default=False, description="spot capacity in node groups / ASGs (outside Karpenter)")
+    termination_handler: TerminationHandler | None = None
+    asg_lifecycle_hook: AsgLifecycleHook | None = None
+    spot_reaction_s: Seconds | None = Field(
+        default=None, description="how long the spot handler takes to see a notice and start the drain; "
+        "null: unknown (rules that need it are skipped)")
+    kubelet: KubeletShutdown | None = Field(
+        default=None, description="the nodes' graceful shutdown; null: not configured (shutdownGracePeriod 0)")
+
+
 # ---- the stack ---------------------------------------------------------------------------------
 class Stack(Strict):
     margin_s: _int(L.Range(0, 3600)) = L.MARGIN_DEFAULT
@@ -437,6 +525,7 @@ class Stack(Strict):
     heartbeat: HeartbeatService | None = None
     heartbeat_specs: tuple[HeartbeatSpec, ...] = ()
     failover: Failover | None = None
+    nodes: Nodes | None = Field(default=None, description="node disruption sources (autoscalers, spot, kubelet)")
 
     accept: tuple[Accept, ...] = Field(
         default=(), description="findings of the stack itself (watchdog, heartbeat, failover) it breaks on purpose")

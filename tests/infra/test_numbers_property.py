@@ -52,6 +52,12 @@ def valid_values(draw: st.DrawFn) -> dict[str, Any]:
     basket["replicas"] = draw(st.integers(2, 5))
     basket["lb"]["health_check"]["healthy_threshold"] = draw(st.integers(2, 6))
     basket["lb"]["health_check"]["unhealthy_threshold"] = draw(st.integers(2, 10))
+    # a kubelet node shutdown leaves endpoints ready: the grace (and the kubelet's period) must
+    # outlast each LB's detection + finish (node-shutdown-drains-without-endpoints)
+    v["nodes"]["kubelet"]["shutdown_grace_period_s"] = 300
+    for svc in (api, basket):
+        c, sd = svc["lb"]["health_check"], svc["shutdown"]
+        sd["grace_s"] = max(sd["grace_s"], c["interval_s"] * c["unhealthy_threshold"] + sd["finish_s"] + 5)
     hb = v["heartbeat"]
     hb["replicas"] = draw(st.integers(1, 3))
     hb["publish_interval_s"] = draw(st.integers(1, 5))

@@ -38,8 +38,11 @@ CORPUS = Path(__file__).resolve().parents[1] / "audit" / "corpus"
 VARIANTS = [
     {}, {"services.0.shutdown.drain_s": 30, "services.0.shutdown.grace_s": 90},
     {"services.1.replicas": 3, "services.1.pdb": {"min_available": 2}},
-    {"services.2.lb.health_check.interval_s": 20, "services.2.replicas": 4},
-    {"services.0.readiness_gate": None, "services.0.rollout.min_ready_s": 40, "failover": None},
+    {"services.2.lb.health_check.interval_s": 20, "services.2.replicas": 4,  # a slower check needs a longer
+     "services.2.shutdown.grace_s": 80, "nodes.kubelet.shutdown_grace_period_s": 120},  # node shutdown
+    # without the gate the PDB goes too: evictions through a PDB need the gate (eviction-waits-for-lb)
+    {"services.0.readiness_gate": None, "services.0.pdb": None, "services.0.rollout.min_ready_s": 40,
+     "failover": None},
 ]
 PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types a resource policy reads
 PERTURBATIONS_PER_RENDER = 11  # 5 renders × (1 + 11) = 60 stacks of resources

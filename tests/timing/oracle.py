@@ -134,6 +134,23 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
                 bad.add("rollout-waits-for-lb")
     if svc.readiness_gate is not None and not _gate_ok(svc):
         bad.add("readiness-gate-can-pass")
+    if lb is not None:
+        # issue 13: evictions, a singleton on a drained node, ETP Local, NLB connections
+        if lb.target_type == "ip" and svc.pdb is not None and (svc.readiness_gate is None or not _gate_ok(svc)):
+            bad.add("eviction-waits-for-lb")
+        if svc.pdb is None and set(lb.removal) != {"health_check"} and _n(svc) < 2:
+            bad.add("eviction-leaves-a-target")
+        hc = lb.health_check
+        if (lb.target_type == "instance" and lb.external_traffic_policy == "Local"
+                and sd.drain_s < lb.endpoint_propagation_s + hc.interval_s * hc.unhealthy_threshold + margin):
+            bad.add("etp-local-drain-covers-node-check")
+        if lb.kind == "nlb":
+            if "health_check" in lb.removal and (lb.unhealthy_connection_termination
+                                                 or lb.unhealthy_draining_interval_s < sd.finish_s):
+                bad.add("nlb-connections-survive-removal")
+            if ("deregistration" in lb.removal and lb.deregistration_connection_termination
+                    and lb.deregistration_delay_s > grace):
+                bad.add("nlb-connections-survive-removal")
     tol_probe = svc.probes.startup or svc.probes.liveness
     if tol_probe is not None:
         tol = tol_probe.initial_delay_s + (tol_probe.failure_threshold - 1) * tol_probe.period_s
@@ -210,6 +227,26 @@ def stack_errors(stack: Stack) -> set[str]:
                    else hb.lease_duration_s + hb.lease_retry_period_s) + hb.publish_interval_s
         if not silence < hb.client_timeout_s:
             broken.append(("heartbeat-deploy-invisible", hb.name))
+    broken += [(rule, name) for rule, name in node_errors(stack)]
+    for spec in stack.heartbeat_specs:
+        svc = by_name[spec.service]
+        if hb is None or svc.kind != "Deployment":
+            continue
+        n = _n(svc)
+        if svc.pdb is None:
+            need = n
+        elif svc.pdb.min_available is not None:
+            need = min(n, max(1, _pods(svc.pdb.min_available, n, True)))
+        else:
+            need = min(n, max(1, n - _pods(svc.pdb.max_unavailable, n, True)))
+        surge, down = _pods(svc.rollout.max_surge, n, True), _pods(svc.rollout.max_unavailable, n, False)
+        if surge == 0 and down == 0:
+            down = 1  # the controller's fencepost
+        if n - down < need:
+            waves = math.ceil(n / max(surge, down))
+            unseen = hb.observe_interval_s if hb.observe_mode == "poll" else hb.resync_period_s
+            if spec.loss_time_s < waves * _pod_ready(svc) + _stop(svc) + unseen + margin:
+                broken.append(("heartbeat-rides-out-rollout", svc.name))
     fo = stack.failover
     if fo is not None:
         if fo.mode == "dns" and (fo.check_interval_s not in (10, 30) or not 1 <= fo.failure_threshold <= 10):
@@ -225,3 +262,37 @@ def stack_errors(stack: Stack) -> set[str]:
                 broken.append(("failover-ignores-deploys", entry.name))
     accepted = {(s.name, a.id) for s in stack.services for a in s.accept}
     return {rule for rule, owner in broken if (owner, rule) not in accepted}
+
+
+def node_errors(stack: Stack) -> list[tuple[str, str]]:
+    """node-budget-covers-drain and node-shutdown-drains-without-endpoints (issue 13)."""
+    nodes, margin, out = stack.nodes, stack.margin_s, []
+    if nodes is None:
+        return out
+    spot = [p for p in nodes.karpenter if "spot" in p.capacity_types]
+    handler = nodes.termination_handler
+    # (granted seconds, seconds spent before the drain starts)
+    grants = []
+    if nodes.cluster_autoscaler is not None:
+        grants.append((nodes.cluster_autoscaler.max_graceful_termination_s, 0))
+    grants += [(p.termination_grace_period_s, 0) for p in nodes.karpenter if p.termination_grace_period_s is not None]
+    if any(p.interruption_queue or handler is not None for p in spot) or (nodes.asg_spot and handler is not None):
+        grants.append((120, nodes.spot_reaction_s))
+    if handler is not None and handler.pod_termination_grace_period_s is not None:
+        grants.append((handler.pod_termination_grace_period_s, 0))
+    if nodes.asg_lifecycle_hook is not None:
+        grants.append((nodes.asg_lifecycle_hook.heartbeat_timeout_s, 0))
+    undrained = any(not (p.interruption_queue or handler is not None) for p in spot) or (
+        nodes.asg_spot and handler is None)
+    k = nodes.kubelet
+    kubelet = 0 if k is None else k.shutdown_grace_period_s - k.shutdown_grace_period_critical_pods_s
+    for svc in stack.services:
+        sd = svc.shutdown
+        if sd.node_termination_budget_s is None and any(
+                sd.drain_s + sd.finish_s + lead + margin > grant for grant, lead in grants):
+            out.append(("node-budget-covers-drain", svc.name))
+        if svc.lb is not None and (k is not None or undrained):
+            hc = svc.lb.health_check
+            if hc.interval_s * hc.unhealthy_threshold + sd.finish_s + margin > min(sd.grace_s, kubelet):
+                out.append(("node-shutdown-drains-without-endpoints", svc.name))
+    return out

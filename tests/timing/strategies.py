@@ -160,6 +160,10 @@ KNOBS: dict[str, tuple[int, int, int]] = {
     "failover.client_reconnect_s": (30, 0, 86400),
     "failover.rto_s": (40, 1, 86400),
     "failover.failback_checks": (2, 1, 100),
+    # node disruption sources (issue 13)
+    "nodes.spot_reaction_s": (60, 0, 86400),
+    "nodes.karpenter.0.termination_grace_period_s": (250, 0, 86400),
+    "nodes.kubelet.shutdown_grace_period_s": (40, 30, 86400),
 }
 
 

@@ -133,6 +133,9 @@ def test_each_declared_probe_is_judged_once() -> None:
 
 
 # ---- rollout-keeps-capacity ------------------------------------------------------------------------
+PATIENT_SPEC = {"heartbeat_specs.0.loss_time_s": 10000, "heartbeat_specs.0.max_outage_s": 86400}
+
+
 def capacity_class(n: int, unavailable: int, surge: int) -> str:
     if n - unavailable < 1 or (surge < 1 and unavailable < 1):
         return "error"
@@ -145,9 +148,10 @@ def capacity_class(n: int, unavailable: int, surge: int) -> str:
 @example(2, 0, 0).via("both 0: rejected by the API")
 @example(2, 0, 1).via("surge only")
 def test_a_deploy_never_leaves_a_deployment_without_a_pod(n, unavailable, surge) -> None:
-    # football-feed's PDB is dropped: it is judged by its own rules
+    # football-feed's PDB is dropped: it is judged by its own rules (and its heartbeat spec given
+    # a loss time no rollout here outlasts, for heartbeat-rides-out-rollout)
     stack = build({f"{F}.pdb": DELETE, f"{F}.replicas": n, f"{F}.rollout.max_unavailable": unavailable,
-                   f"{F}.rollout.max_surge": surge})
+                   f"{F}.rollout.max_surge": surge, **PATIENT_SPEC})
     cls = capacity_class(n, unavailable, surge)
     expect_alone(stack, "rollout-keeps-capacity", cls == "error")
     assert {f.status for f in findings_of(stack, "rollout-keeps-capacity", "football-feed")} == {cls}
@@ -236,7 +240,9 @@ def test_an_hpa_floor_is_the_replica_count_judged() -> None:
 
 
 # ---- rollout-waits-for-lb --------------------------------------------------------------------------
-NO_GATE = {f"{A}.readiness_gate": DELETE}
+# api's PDB goes with the gate: evictions through a PDB need the gate whatever min_ready says
+# (eviction-waits-for-lb), and these tests are about the rollout alone
+NO_GATE = {f"{A}.readiness_gate": DELETE, f"{A}.pdb": DELETE}
 
 
 @given(seconds(0, 109))
@@ -256,9 +262,10 @@ def test_a_rollout_outrunning_the_lb_prints_the_fix() -> None:
 
 
 def test_a_gate_that_cannot_pass_breaks_both_gate_rules() -> None:
-    # rollout-waits-for-lb relies on the gate, so a gate that never turns true breaks it too.
+    # rollout-waits-for-lb relies on the gate, so a gate that never turns true breaks it too, and
+    # so does eviction-waits-for-lb (api has a PDB: evictions count Ready pods).
     stack = build({f"{A}.readiness_gate.namespace_labelled": False})
-    assert error_ids(stack) == {"rollout-waits-for-lb", "readiness-gate-can-pass"}
+    assert error_ids(stack) == {"rollout-waits-for-lb", "readiness-gate-can-pass", "eviction-waits-for-lb"}
     assert only(stack, "rollout-waits-for-lb").render() == (
         "ERROR rollout-waits-for-lb  api: min_ready 0s (rollout.min_ready_s) < lb_admit_new 24s "
         "(lb.registration_propagation_s 15 + lb.health_check.interval_s 5 + lb.health_check.timeout_s 4) + "
@@ -268,9 +275,10 @@ def test_a_gate_that_cannot_pass_breaks_both_gate_rules() -> None:
 @pytest.mark.parametrize(("min_ready", "broken"), [(29, set()), (28, {"rollout-waits-for-lb"})])
 def test_a_gate_that_cannot_pass_is_covered_by_a_long_enough_min_ready(min_ready, broken) -> None:
     """The catalogue's "or": minReadySeconds ≥ lb_admit_new + margin satisfies the rule even
-    when a declared gate cannot pass; only readiness-gate-can-pass then fails."""
+    when a declared gate cannot pass; only readiness-gate-can-pass then fails — and
+    eviction-waits-for-lb, since minReadySeconds does not hold an eviction back."""
     stack = build({f"{A}.readiness_gate.namespace_labelled": False, f"{A}.rollout.min_ready_s": min_ready})
-    assert error_ids(stack) == {"readiness-gate-can-pass"} | broken
+    assert error_ids(stack) == {"readiness-gate-can-pass", "eviction-waits-for-lb"} | broken
 
 
 def test_a_gate_that_can_pass_makes_the_rollout_wait_for_the_lb() -> None:

@@ -23,6 +23,7 @@ from timing.findings import Finding, Severity, Status, Verdict
 from timing.invariants import failover as fo
 from timing.invariants import heartbeat as hb
 from timing.invariants import kube, lb
+from timing.invariants import nodes as nd
 
 Scope = Literal["lb", "service", "stack"]
 Decided = Literal["resource", "resources", "config"]
@@ -122,6 +123,24 @@ RULES: tuple[Rule, ...] = (
          "Route 53 health check + record + entry workload + LB chain + HPA", ("stack", fo.failover_ignores_deploys)),
     rule("failback-is-deliberate", WARNING, "config", "failback checks and connection closing are application "
          "behaviour", ("stack", fo.failback_is_deliberate)),
+    # issue 13: node disruptions. The audit and the policy pack do not read NodePools, autoscaler
+    # and handler args, KubeletConfiguration, externalTrafficPolicy or the NLB connection
+    # attributes yet: those rules are decided by a stack config only, as their `reads` say.
+    rule("node-budget-covers-drain", BOTH, "config",
+         "the node disruption sources (autoscaler, NodePool, spot handler args) are read from a stack config only",
+         ("stack", nd.node_budget_covers_drain)),
+    rule("node-shutdown-drains-without-endpoints", ERROR, "config",
+         "the kubelet's shutdown periods and the spot handling are read from a stack config only",
+         ("stack", nd.node_shutdown_drains_without_endpoints)),
+    rule("eviction-waits-for-lb", ERROR, "resources", CHAIN + " + PDB + Namespace (gate label)",
+         ("service", nd.eviction_waits_for_lb)),
+    rule("eviction-leaves-a-target", ERROR, "resources", CHAIN + " + PDB + HPA", ("service", nd.eviction_leaves_a_target)),
+    rule("etp-local-drain-covers-node-check", ERROR, "config",
+         "the Service's externalTrafficPolicy is not read from resources yet", ("service", nd.etp_local_drain_covers_node_check)),
+    rule("nlb-connections-survive-removal", ERROR, "config",
+         "the NLB connection termination attributes are not read from resources yet",
+         ("service", nd.nlb_connections_survive_removal)),
+    rule("heartbeat-rides-out-rollout", ERROR, "resources", HB + " + PDB", ("stack", nd.heartbeat_rides_out_rollout)),
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)

@@ -173,6 +173,30 @@ def _scaled(n: int, surge: int, unavailable: int, keep: int | None) -> tuple[int
         (None if keep is None else down(keep))
 
 
+def _node_budget(svc: Service, stack: Stack) -> int | None:
+    """The seconds a node removal leaves this service's pods, as the systems grant them (not
+    the rules' arithmetic): the service's own budget, else the least any declared drainer
+    gives — the autoscaler's cap, a NodePool's terminationGracePeriod, the spot notice less the
+    handler's reaction, the handler's pod grace, a lifecycle hook's timeout."""
+    own, nodes = svc.shutdown.node_termination_budget_s, stack.nodes
+    if own is not None or nodes is None:
+        return own
+    handler = nodes.termination_handler
+    spot_drained = nodes.asg_spot and handler is not None
+    grants = [p.termination_grace_period_s for p in nodes.karpenter if p.termination_grace_period_s is not None]
+    for pool in nodes.karpenter:
+        spot_drained = spot_drained or ("spot" in pool.capacity_types and (pool.interruption_queue or handler is not None))
+    if nodes.cluster_autoscaler is not None:
+        grants.append(nodes.cluster_autoscaler.max_graceful_termination_s)
+    if spot_drained:
+        grants.append(L.SPOT_NOTICE_S - (nodes.spot_reaction_s or 0))
+    if handler is not None and handler.pod_termination_grace_period_s is not None:
+        grants.append(handler.pod_termination_grace_period_s)
+    if nodes.asg_lifecycle_hook is not None:
+        grants.append(nodes.asg_lifecycle_hook.heartbeat_timeout_s)
+    return min(grants) if grants else None
+
+
 def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
     real = svc.hpa.min_replicas if svc.hpa is not None else svc.replicas
     assert real is not None
@@ -194,7 +218,7 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
         max_recovery=svc.app.max_recovery_s, lb=_lb(svc),
         startup=_probe(svc.probes.startup), readiness=_probe(svc.probes.readiness),
         liveness=_probe(svc.probes.liveness),
-        drain=sd.drain_s, finish=sd.finish_s, grace=sd.grace_s, node_budget=sd.node_termination_budget_s,
+        drain=sd.drain_s, finish=sd.finish_s, grace=sd.grace_s, node_budget=_node_budget(svc, stack),
         sidecar_drain=svc.sidecar.drain_s if svc.sidecar is not None else None,
         surge=surge, unavailable=unavailable,
         min_ready=svc.rollout.min_ready_s, progress_deadline=svc.rollout.progress_deadline_s,

@@ -1,0 +1,348 @@
+"""Node disruption rules (issue 13): what drains and node shutdowns grant a pod, evictions
+through a PDB, externalTrafficPolicy Local, NLB connections, and the two gaps lockstep's
+simulation found (a singleton on a drained node, a rollout outlasting a heartbeat's loss time).
+
+Each property varies both sides of its relation on the example stack and asserts the finding
+appears exactly when the relation breaks; `@example`s pin slack 0 and -1."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from tests.timing.strategies import (API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, expect_alone, findings_of,
+                                     only, seconds, stamped)
+from timing import limits as L
+from timing import nodes as N
+from timing.invariants import context
+from timing.invariants import nodes as nd
+from timing.model import Nodes
+
+A = f"services.{API}"
+F = f"services.{FOOTBALL}"
+B = f"services.{BASKETBALL}"
+POOL = "nodes.karpenter.0"
+ON_DEMAND = {f"{POOL}.capacity_types": ["on-demand"]}  # no spot: the NodePool's grace alone
+# basketball's heartbeat spec patient enough that a longer drain or finish (a StatefulSet's
+# replacement waits for the old pod's stop) leaves heartbeat-rides-out-pod-replacement alone
+PATIENT_B = {"heartbeat_specs.1.loss_time_s": 170}
+
+
+def case(stack, rule: str, subject: str, severity: str):
+    [f] = [f for f in findings_of(stack, rule, subject) if f.severity == severity]
+    return f
+
+
+# ---- node-budget-covers-drain -----------------------------------------------------------------------
+@given(seconds(0, 60), seconds(5, 60), seconds(0, 200))
+@example(0, 20, 25).via("slack 0")
+@example(0, 20, 24).via("slack -1")
+def test_a_nodepool_grace_must_cover_drain_finish_and_margin(drain, finish, grace) -> None:
+    # football-feed: no LB; a 150 s grace keeps drain-fits-grace passing whatever the drain
+    stack = build({**ON_DEMAND, f"{POOL}.termination_grace_period_s": grace, f"{F}.shutdown.drain_s": drain,
+                   f"{F}.shutdown.finish_s": finish, f"{F}.shutdown.grace_s": 150})
+    f = case(stack, "node-budget-covers-drain", "football-feed", "error")
+    assert f.slack_s == grace - drain - finish - 5
+    assert f.status == ("error" if drain + finish + 5 > grace else "ok")
+    assert f.right.fields == ("nodes.karpenter.termination_grace_period_s",)
+
+
+@given(seconds(5, 60), seconds(0, 60))
+@example(90, 20).via("slack 0: 20 + 90 + 5 + margin 5 = 120")
+@example(91, 20).via("slack -1")
+def test_a_spot_notice_must_cover_the_handlers_reaction_and_the_drain(reaction, finish) -> None:
+    stack = build({f"{POOL}.termination_grace_period_s": None, "nodes.spot_reaction_s": reaction,
+                   f"{F}.shutdown.finish_s": finish, f"{F}.shutdown.grace_s": 150})
+    f = case(stack, "node-budget-covers-drain", "football-feed", "error")
+    assert f.slack_s == L.SPOT_NOTICE_S - finish - reaction - 5
+    assert f.status == ("error" if f.slack_s < 0 else "ok")
+
+
+def test_a_spot_notice_too_short_for_the_drain_prints_the_fix() -> None:
+    stack = build({f"{F}.shutdown.drain_s": 60, f"{F}.shutdown.finish_s": 60, f"{F}.shutdown.grace_s": 150})
+    assert case(stack, "node-budget-covers-drain", "football-feed", "error").render() == (
+        "ERROR node-budget-covers-drain  football-feed: drain + finish + spot reaction 125s (drain + finish 120 + "
+        "nodes.spot_reaction_s 5) + margin 5s > spot notice 120s (spot notice)  slack -10s → shorten the drain and "
+        "finish: the spot notice is fixed")
+    assert case(stack, "node-budget-covers-drain", "football-feed", "warning").render() == (
+        "WARNING node-budget-covers-drain  football-feed: grace + spot reaction 155s (shutdown.grace_s 150 + "
+        "nodes.spot_reaction_s 5) > spot notice 120s (spot notice)  slack -35s → lower shutdown.grace_s to what "
+        "the spot notice grants")
+
+
+@given(seconds(0, 200), seconds(1, 200))
+@example(60, 60).via("slack 0")
+@example(61, 60).via("slack -1")
+def test_a_pod_grace_longer_than_the_node_budget_is_a_warning(grace, budget) -> None:
+    stack = build({**ON_DEMAND, f"{POOL}.termination_grace_period_s": budget, f"{A}.shutdown.grace_s": grace})
+    f = case(stack, "node-budget-covers-drain", "api", "warning")
+    assert f.slack_s == budget - grace
+    assert f.status == ("warning" if grace > budget else "ok")
+
+
+def test_an_unknown_spot_reaction_is_skipped_naming_the_field() -> None:
+    stack = build({"nodes.spot_reaction_s": None})
+    found = findings_of(stack, "node-budget-covers-drain")
+    assert {f.status for f in found} == {"skipped"} and len(found) == 6
+    assert all(f.needs == ("nodes.spot_reaction_s",) for f in found)
+
+
+def test_an_unknown_spot_reaction_that_cannot_save_the_drain_is_an_error() -> None:
+    stack = build({"nodes.spot_reaction_s": None, f"{F}.shutdown.drain_s": 60, f"{F}.shutdown.finish_s": 60,
+                   f"{F}.shutdown.grace_s": 150})
+    assert case(stack, "node-budget-covers-drain", "football-feed", "error").status == "error"
+
+
+@pytest.mark.parametrize(("nodes", "source"), [
+    ({"cluster_autoscaler": {}}, "nodes.cluster_autoscaler.max_graceful_termination_s"),
+    ({"asg_lifecycle_hook": {"heartbeat_timeout_s": 30}}, "nodes.asg_lifecycle_hook.heartbeat_timeout_s"),
+    ({"termination_handler": {"pod_termination_grace_period_s": 40}, "asg_spot": True, "spot_reaction_s": 5},
+     "nodes.termination_handler.pod_termination_grace_period_s"),
+])
+def test_the_tightest_declared_budget_is_the_one_reported(nodes, source) -> None:
+    stack = build({"nodes": {"karpenter": [{"name": "big", "termination_grace_period_s": 900}], **nodes}})
+    f = case(stack, "node-budget-covers-drain", "api", "error")
+    assert f.right.source == source
+    assert f.right.value == min(int(b.grant.value) - (int(b.lead.value) if b.lead else 0)
+                                for b in N.budgets(stack.nodes))
+
+
+def test_the_cluster_autoscaler_grants_600_seconds_unless_told_otherwise() -> None:
+    assert Nodes.model_validate({"cluster_autoscaler": {}}).cluster_autoscaler.max_graceful_termination_s == 600
+
+
+def test_a_broken_budget_is_reported_before_a_tighter_passing_one() -> None:
+    # the spot notice passes football-feed's drain; the 20 s NodePool grace does not
+    stack = build({f"{POOL}.termination_grace_period_s": 20})
+    assert case(stack, "node-budget-covers-drain", "football-feed", "error").right.value == 20
+
+
+def test_a_service_stating_its_own_node_budget_is_left_to_drain_fits_grace() -> None:
+    stack = build({f"{F}.shutdown.node_termination_budget_s": 20})
+    assert findings_of(stack, "node-budget-covers-drain", "football-feed") == []
+    assert error_ids(stack) == {"drain-fits-grace"}
+    assert N.node_budget_s(stack.services[FOOTBALL], stack.nodes) == 20
+
+
+def test_without_node_sources_the_budget_is_the_services_own_or_none() -> None:
+    stack = build({"nodes": DELETE})
+    assert findings_of(stack, "node-budget-covers-drain") == []
+    assert N.node_budget_s(stack.services[API], None) is None
+    assert N.node_budget_s(stack.services[API], build().nodes) == L.SPOT_NOTICE_S - 5
+    assert N.node_budget_s(stack.services[API], Nodes()) is None
+
+
+# ---- node-shutdown-drains-without-endpoints --------------------------------------------------------------
+@given(st.integers(0, 120).flatmap(lambda t: st.tuples(st.just(t), st.integers(0, t))), seconds(40, 100))
+@example((75, 30), 50).via("basketball: slack 0: 30 + 10 + 5 = 45")
+@example((74, 30), 50).via("slack -1")
+def test_a_kubelet_shutdown_must_outlast_the_lbs_detection_and_finish(periods, grace) -> None:
+    total, critical = periods
+    stack = build({"nodes.kubelet": {"shutdown_grace_period_s": total, "shutdown_grace_period_critical_pods_s":
+                                     critical}, f"{B}.shutdown.grace_s": grace})
+    f = only(stack, "node-shutdown-drains-without-endpoints", "basketball-feed")
+    limit = min(grace, total - critical)
+    assert f.slack_s == limit - 30 - 10 - 5
+    assert f.status == ("error" if f.slack_s < 0 else "ok")
+
+
+def test_a_kubelet_shutdown_too_short_prints_the_fix() -> None:
+    stack = build({"nodes.kubelet.shutdown_grace_period_s": 70})
+    assert only(stack, "node-shutdown-drains-without-endpoints", "api").render() == (
+        "ERROR node-shutdown-drains-without-endpoints  api: lb detection + finish 40s (health_check 10 + "
+        "shutdown.finish_s 30) + margin 5s > kubelet shutdown 40s (nodes.kubelet.shutdown_grace_period_s 70 - "
+        "nodes.kubelet.shutdown_grace_period_critical_pods_s 30)  slack -5s → raise nodes.kubelet shutdownGracePeriod "
+        "(beyond the critical pods' share) and shutdown.grace_s to ≥45s, or drain spot nodes with a handler")
+
+
+def test_spot_no_handler_drains_leaves_pods_no_shutdown_at_all() -> None:
+    stack = build({"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False})
+    f = only(stack, "node-shutdown-drains-without-endpoints", "api")
+    assert (f.status, f.right.value, f.right.fields) == ("error", 0, ("nodes.kubelet",))
+    assert N.undrained_spot(stack.nodes) == ["nodes.karpenter.interruption_queue"]
+
+
+@pytest.mark.parametrize(("changes", "judged"), [
+    ({"nodes.kubelet": DELETE}, False),  # spot drained by Karpenter's queue, no kubelet stated
+    ({"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False, "nodes.termination_handler": {}}, False),
+    ({"nodes.kubelet": DELETE, "nodes.asg_spot": True}, True),  # node-group spot with no handler
+    ({}, True),
+])
+def test_the_node_shutdown_rule_is_judged_where_pods_can_be_shut_down_undrained(changes, judged) -> None:
+    stack = build(changes)
+    assert bool(findings_of(stack, "node-shutdown-drains-without-endpoints")) is judged
+
+
+def test_a_services_without_an_lb_is_not_judged_by_the_node_shutdown_rule() -> None:
+    assert findings_of(build(), "node-shutdown-drains-without-endpoints", "football-feed") == []
+
+
+def test_the_kubelet_refuses_a_critical_share_above_the_shutdown_period() -> None:
+    with pytest.raises(ValueError, match="shutdown_grace_period_critical_pods_s must be <="):
+        build({"nodes.kubelet.shutdown_grace_period_critical_pods_s": 91})
+
+
+# ---- eviction-waits-for-lb --------------------------------------------------------------------------------
+def test_ip_targets_with_a_pdb_and_no_readiness_gate_let_evictions_outrun_the_lb() -> None:
+    stack = build({f"{A}.readiness_gate": DELETE, f"{A}.rollout.min_ready_s": 60})
+    # a minReadySeconds that satisfies the rollout does not hold an eviction back
+    assert error_ids(stack) == {"eviction-waits-for-lb"}
+    assert only(stack, "eviction-waits-for-lb").render() == (
+        "ERROR eviction-waits-for-lb  api: readiness gate none (readiness_gate) ≠ required a readiness gate that can "
+        "pass (pdb) → add a passable readiness gate: a PDB counts Ready pods, whose targets may still be initial")
+
+
+@pytest.mark.parametrize(("changes", "status"), [
+    ({}, "ok"),
+    ({f"{A}.readiness_gate.namespace_labelled": False}, "error"),
+    ({f"{A}.readiness_gate.injected_after_binding": None}, "skipped"),
+])
+def test_eviction_waits_for_the_lb_exactly_when_the_gate_can_pass(changes, status) -> None:
+    f = only(build(changes), "eviction-waits-for-lb")
+    assert f.status == status
+    if status == "skipped":
+        assert f.needs == ("readiness_gate.injected_after_binding",)
+
+
+@pytest.mark.parametrize("changes", [{f"{A}.pdb": DELETE}, {f"{A}.lb.target_type": "instance"}])
+def test_evictions_without_a_pdb_or_behind_instance_targets_are_not_judged_by_the_gate(changes) -> None:
+    assert findings_of(build(changes), "eviction-waits-for-lb") == []
+
+
+# ---- eviction-leaves-a-target -----------------------------------------------------------------------------
+@given(seconds(1, 12))
+@example(2).via("slack 0")
+@example(1).via("slack -1: a drain leaves the LB without a target")
+def test_a_service_behind_an_lb_without_a_pdb_needs_a_second_replica(n) -> None:
+    stack = build({f"{A}.pdb": DELETE, f"{A}.hpa.min_replicas": n})
+    expect_alone(stack, "eviction-leaves-a-target", n < 2)
+    assert only(stack, "eviction-leaves-a-target").slack_s == n - 2
+
+
+def test_a_singleton_on_a_drained_node_prints_the_fix() -> None:
+    stack = build({f"{A}.pdb": DELETE, f"{A}.hpa.min_replicas": 1})
+    assert only(stack, "eviction-leaves-a-target").render() == (
+        "ERROR eviction-leaves-a-target  api: replicas 1 (hpa.min_replicas) < targets left by a drain 2  slack -1 → "
+        "run ≥2 replicas with a PDB (or accept it for a singleton)")
+
+
+@pytest.mark.parametrize("changes", [{}, {f"{A}.pdb": DELETE, f"{A}.lb.removal": ["health_check"]}])
+def test_a_pdb_or_a_health_check_only_drain_leaves_the_count_to_its_own_rules(changes) -> None:
+    assert findings_of(build(changes), "eviction-leaves-a-target", "api") == []
+
+
+def test_an_accepted_singleton_is_reported_as_accepted() -> None:
+    stack = build({f"{A}.pdb": DELETE, f"{A}.hpa.min_replicas": 1,
+                   f"{A}.accept": [{"id": "eviction-leaves-a-target", "reason": "a batch console"}]})
+    assert only(stack, "eviction-leaves-a-target").status == "accepted"
+
+
+# ---- etp-local-drain-covers-node-check --------------------------------------------------------------------
+@given(seconds(0, 20), seconds(0, 60))
+@example(10, 30).via("slack 0: 10 + 30 + 5 = 15 + 30")
+@example(10, 29).via("slack -1")
+def test_an_etp_local_drain_must_cover_the_endpoint_update_and_the_node_check(propagation, extra) -> None:
+    # the drain stays ≥ propagation + margin (drain-covers-lb-detection); grace 100 fits it
+    drain = propagation + 5 + extra
+    stack = build({f"{B}.lb.external_traffic_policy": "Local", f"{B}.lb.endpoint_propagation_s": propagation,
+                   f"{B}.shutdown.drain_s": drain, f"{B}.shutdown.grace_s": 100, **PATIENT_B})
+    expect_alone(stack, "etp-local-drain-covers-node-check", drain < propagation + 30 + 5)
+    assert only(stack, "etp-local-drain-covers-node-check").slack_s == drain - propagation - 30 - 5
+
+
+def test_an_etp_local_drain_too_short_prints_the_fix() -> None:
+    stack = build({f"{B}.lb.external_traffic_policy": "Local"})
+    assert only(stack, "etp-local-drain-covers-node-check").render() == (
+        "ERROR etp-local-drain-covers-node-check  basketball-feed: drain 15s (shutdown.drain_s) < node check 40s "
+        "(lb.endpoint_propagation_s 10 + health_check 30) + margin 5s  slack -30s → raise the drain to ≥45s or "
+        "check the node faster")
+
+
+def test_etp_cluster_or_ip_targets_are_not_judged_by_the_node_check() -> None:
+    assert findings_of(build(), "etp-local-drain-covers-node-check") == []
+    assert findings_of(build({f"{A}.lb.external_traffic_policy": "Local"}), "etp-local-drain-covers-node-check") == []
+
+
+# ---- nlb-connections-survive-removal ----------------------------------------------------------------------
+# basketball drained by its health check: the drain covers the 30 s detection, the grace the rest
+NLB_HC = {f"{B}.lb.removal": ["health_check"], f"{B}.shutdown.drain_s": 35, f"{B}.shutdown.grace_s": 100, **PATIENT_B}
+
+
+@given(seconds(0, 40), seconds(10, 25))
+@example(10, 10).via("slack 0")
+@example(9, 10).via("slack -1")
+def test_an_nlb_draining_interval_must_cover_the_finish(interval, finish) -> None:
+    stack = build({**NLB_HC, f"{B}.lb.unhealthy_connection_termination": False,
+                   f"{B}.lb.unhealthy_draining_interval_s": interval, f"{B}.shutdown.finish_s": finish})
+    expect_alone(stack, "nlb-connections-survive-removal", interval < finish)
+
+
+def test_an_nlb_resetting_unhealthy_targets_connections_prints_the_fix() -> None:
+    stack = build(NLB_HC)
+    assert error_ids(stack) == {"nlb-connections-survive-removal"}
+    assert only(stack, "nlb-connections-survive-removal").render() == (
+        "ERROR nlb-connections-survive-removal  basketball-feed: unhealthy connection termination on "
+        "(lb.unhealthy_connection_termination) ≠ required off → set lb.unhealthy_connection_termination false "
+        "and a draining interval ≥ finish")
+
+
+@given(seconds(0, 3600), seconds(0, 3600))
+@example(60, 60).via("slack 0")
+@example(61, 60).via("slack -1")
+def test_an_nlb_closing_deregistered_flows_must_close_them_before_the_pod_dies(delay, grace) -> None:
+    svc = build().services[BASKETBALL]
+    lb = svc.lb.model_copy(update={"removal": ("deregistration",), "deregistration_connection_termination": True,
+                                   "deregistration_delay_s": delay})
+    svc = svc.model_copy(update={"lb": lb, "shutdown": svc.shutdown.model_copy(update={"grace_s": grace})})
+    [f] = stamped("nlb-connections-survive-removal", nd.nlb_connections_survive_removal(svc, context(build())))
+    assert (f.status, f.slack_s) == ("error" if delay > grace else "ok", grace - delay)
+
+
+def test_an_nlb_that_leaves_deregistered_flows_open_or_an_alb_is_not_judged() -> None:
+    ctx = context(build())
+    svc = build().services[BASKETBALL]
+    open_flows = svc.model_copy(update={"lb": svc.lb.model_copy(update={"removal": ("deregistration",)})})
+    assert nd.nlb_connections_survive_removal(open_flows, ctx) == []
+    api = build({f"{A}.lb.removal": ["health_check", "deregistration"]}).services[API]
+    assert nd.nlb_connections_survive_removal(api, ctx) == []
+
+
+# ---- heartbeat-rides-out-rollout --------------------------------------------------------------------------
+TAKE_DOWN = {f"{F}.pdb": DELETE, f"{F}.rollout.max_surge": 0, f"{F}.rollout.max_unavailable": 1}
+
+
+@given(seconds(2, 8), seconds(40, 290))
+@example(3, 120).via("slack 0: 3 waves × pod_ready 30 + stop 20 + resync 5 + margin 5")
+@example(3, 119).via("slack -1")
+def test_a_rollout_taking_pods_down_must_fit_the_loss_time(n, loss) -> None:
+    stack = build({**TAKE_DOWN, f"{F}.replicas": n, "heartbeat_specs.0.loss_time_s": loss})
+    need = n * 30 + 20 + 5 + 5
+    expect_alone(stack, "heartbeat-rides-out-rollout", loss < need)
+    assert only(stack, "heartbeat-rides-out-rollout").slack_s == loss - need
+
+
+def test_a_rollout_outlasting_the_loss_time_prints_the_fix() -> None:
+    stack = build({**TAKE_DOWN, f"{F}.replicas": 3, "heartbeat_specs.0.loss_time_s": 119})
+    assert only(stack, "heartbeat-rides-out-rollout").render() == (
+        "ERROR heartbeat-rides-out-rollout  football-live (football-feed): loss_time 119s (loss_time_s) < "
+        "rollout_time + observe 115s (rollout_time 110 + heartbeat.resync_period_s 5) + margin 5s  slack -1s → "
+        "raise loss_time_s to ≥120s, surge instead (rollout.max_unavailable: 0) or keep pods with a PDB")
+
+
+@pytest.mark.parametrize("changes", [
+    {},  # surge: no pod goes down
+    {f"{F}.rollout.max_surge": 0, f"{F}.rollout.max_unavailable": 1},  # the PDB keeps 1 of 2: healthy enough
+])
+def test_a_rollout_that_stays_above_what_the_heartbeat_requires_is_not_judged(changes) -> None:
+    assert findings_of(build({**changes, "heartbeat_specs.0.loss_time_s": 40}), "heartbeat-rides-out-rollout") == []
+
+
+def test_a_pdb_minimum_the_rollout_goes_below_makes_it_judged() -> None:
+    stack = build({f"{F}.replicas": 3, f"{F}.pdb.min_available": 3, f"{F}.rollout.max_surge": 0,
+                   f"{F}.rollout.max_unavailable": 1})
+    assert only(stack, "heartbeat-rides-out-rollout").status == "ok"
+
+
+def test_a_statefulset_rollout_is_left_to_the_replacement_rule() -> None:
+    assert findings_of(build({f"{B}.pdb": DELETE}), "heartbeat-rides-out-rollout") == []

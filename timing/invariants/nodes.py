@@ -1,0 +1,195 @@
+"""Pods and nodes that go for other reasons than a rollout: evictions, autoscalers, spot and
+the kubelet's node shutdown (issue 13; the relations and sources are in docs/INVARIANTS.md).
+
+Stack-scope checks read `scene.nodes` (the declared node disruption sources, `timing.nodes`);
+service-scope checks read only the service.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from timing import derived as d
+from timing import nodes as N
+from timing.findings import Term, Verdict, holds, judge
+from timing.findings import unknown as unknown_verdict
+from timing.invariants import kube
+from timing.invariants.heartbeat import _observe_delay, _specs
+from timing.lbkinds import KINDS
+
+if TYPE_CHECKING:
+    from timing.context import Ctx, Scene
+    from timing.model import Service
+
+
+def _tightest(found: list[Verdict]) -> list[Verdict]:
+    """Of one service's verdicts over several budgets, the one that decides: a broken one with
+    the least slack, else a skipped one, else the passing one with the least slack."""
+    if not found:
+        return []
+    for outcome in ("broken", "skipped", "ok"):
+        some = [v for v in found if v.outcome == outcome]
+        if some:
+            return [min(some, key=lambda v: v.slack_s if v.slack_s is not None else 0)]
+    raise AssertionError("a verdict is broken, skipped or ok")  # pragma: no mutate (unreachable)
+
+
+def _spent(what: Term, lead: Term | None) -> Term:
+    return what if lead is None else d.total(f"{what.label} + {lead.label}", what, lead)
+
+
+def node_budget_covers_drain(scene: Scene, ctx: Ctx) -> list[Verdict]:
+    """Every drained node removal the stack declares grants a pod at least drain + finish +
+    margin (error), and no less than the pod's own grace period (warning: the node goes first).
+    A service stating its own `shutdown.node_termination_budget_s` is judged by
+    drain-fits-grace on that number instead."""
+    nodes = scene.nodes
+    if nodes is None:
+        return []
+    paths = N.budgets(nodes)
+    found: list[Verdict] = []
+    for svc in scene.services:
+        if svc.shutdown.node_termination_budget_s is not None or not paths:
+            continue
+        used = d.total("drain + finish", d.drain(svc), d.finish(svc))
+        grace = d.field("grace", svc.shutdown.grace_s, "shutdown.grace_s")
+        errors, warnings = [], []
+        for b in paths:
+            left = _spent(used, b.lead)
+            # a grant no field sets (the spot notice) is fixed: only the pod's side can move
+            fixed = f"the {b.grant.label} is fixed" if not b.grant.fields else ""
+            errors.append(judge(svc.name, left, "<=", b.grant,
+                                f"shorten the drain and finish: {fixed}" if fixed else
+                                f"raise {b.grant.source} to ≥{int(left.value) + ctx.margin_s}s or shorten the drain",
+                                ctx.margin_s, service=svc.name, case="error"))
+            warnings.append(judge(svc.name, _spent(grace, b.lead), "<=", b.grant,
+                                  f"lower shutdown.grace_s to what the {b.grant.label} grants"
+                                  + ("" if fixed else f", or raise {b.grant.source}"),
+                                  service=svc.name, case="warning"))
+        found += _tightest(errors) + _tightest(warnings)
+    return found
+
+
+def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdict]:
+    """The kubelet's graceful node shutdown stops pods without deleting them: their endpoints
+    stay ready and the LB stops routing only when its health check fails. So the shutdown must
+    leave a pod the LB's detection + finish + margin (kubernetes #116965). Judged when the
+    stack configures the kubelet's shutdown or runs spot capacity no handler drains."""
+    nodes = scene.nodes
+    if nodes is None or (nodes.kubelet is None and not N.undrained_spot(nodes)):
+        return []
+    shutdown = N.kubelet_budget(nodes)
+    found = []
+    for svc in scene.services:
+        if svc.lb is None:
+            continue
+        need = d.total("lb detection + finish", d.detection(svc.lb), d.finish(svc))
+        grace = d.field("grace", svc.shutdown.grace_s, "shutdown.grace_s")
+        limit = min((grace, shutdown), key=lambda t: int(t.value))
+        fix = (f"raise nodes.kubelet shutdownGracePeriod (beyond the critical pods' share) and "
+               f"shutdown.grace_s to ≥{int(need.value) + ctx.margin_s}s, or drain spot nodes with a handler")
+        found.append(judge(svc.name, need, "<=", limit, fix, ctx.margin_s, service=svc.name))
+    return found
+
+
+def eviction_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
+    """An eviction through a PDB counts pods whose Ready condition is true; for IP targets only
+    the LB controller's readiness gate keeps a replacement unready until its target is healthy
+    (minReadySeconds does not hold an eviction back: aws-load-balancer-controller #1124)."""
+    lb = svc.lb
+    if lb is None or lb.target_type != "ip" or svc.pdb is None:
+        return []
+    left = Term("readiness gate", "none" if svc.readiness_gate is None else "declared", "readiness_gate",
+                fields=("readiness_gate",))
+    right = Term("required", "a readiness gate that can pass", "pdb", fields=("pdb",))
+    fix = "add a passable readiness gate: a PDB counts Ready pods, whose targets may still be initial"
+    if svc.readiness_gate is None:
+        return [holds(svc.name, False, left, "==", right, fix)]
+    [gate] = kube.readiness_gate_can_pass(svc, ctx)
+    if gate.outcome == "skipped":
+        return [unknown_verdict(svc.name, left, "==", right, fix, gate.needs)]
+    return [holds(svc.name, gate.outcome == "ok", left, "==", right, fix)]
+
+
+def eviction_leaves_a_target(svc: Service, ctx: Ctx) -> list[Verdict]:
+    """A node drain evicts a pod without a PDB at once: a single replica behind an LB leaves it
+    without a target for a whole pod_ready (found by lockstep's own simulation). With a PDB,
+    pdb-needs-replicas and pdb-allows-eviction judge the count; removal by health check only,
+    health-check-drain-needs-peers (the same count, one finding)."""
+    lb = svc.lb
+    if lb is None or svc.pdb is not None or set(lb.removal) == {"health_check"}:
+        return []
+    src = d.replica_field(svc)
+    return [judge(svc.name, Term("replicas", d.replicas(svc), src, (), "", (src,)), ">=",
+                  Term("targets left by a drain", 2, "", (), ""),
+                  "run ≥2 replicas with a PDB (or accept it for a singleton)")]
+
+
+def etp_local_drain_covers_node_check(svc: Service, ctx: Ctx) -> list[Verdict]:
+    """`externalTrafficPolicy: Local` on instance targets: the LB keeps sending to a node until
+    its healthCheckNodePort fails, which it does once the node's last local endpoint is gone
+    (kubernetes #73362, KEP-1669). The drain must cover the endpoint update and the LB's
+    detection."""
+    lb = svc.lb
+    if lb is None or lb.target_type != "instance" or lb.external_traffic_policy != "Local":
+        return []
+    need = d.total("node check", d.source_field("lb.endpoint_propagation_s", lb.endpoint_propagation_s),
+                   d.detection(lb))
+    return [judge(svc.name, d.drain(svc), ">=", need,
+                  f"raise the drain to ≥{int(need.value) + ctx.margin_s}s or check the node faster", ctx.margin_s)]
+
+
+def nlb_connections_survive_removal(svc: Service, ctx: Ctx) -> list[Verdict]:
+    """NLB target groups: a target removed by its health check has its connections reset unless
+    `target_health_state.unhealthy.connection_termination.enabled` is false, and then they live
+    for `unhealthy.draining_interval_seconds`, which must cover finish. A deregistered target's
+    connections, closed by the NLB after the delay, must not outlive the pod (delay ≤ grace)."""
+    lb = svc.lb
+    if lb is None or not KINDS[lb.kind].connection_termination:
+        return []
+    found = []
+    if "health_check" in lb.removal:
+        flag = Term("unhealthy connection termination", "on" if lb.unhealthy_connection_termination else "off",
+                    "lb.unhealthy_connection_termination", fields=("lb.unhealthy_connection_termination",))
+        if lb.unhealthy_connection_termination:
+            found.append(holds(svc.name, False, flag, "==", Term("required", "off", ""),
+                               "set lb.unhealthy_connection_termination false and a draining interval ≥ finish"))
+        else:
+            found.append(judge(svc.name, d.field("unhealthy draining", lb.unhealthy_draining_interval_s,
+                                                 "lb.unhealthy_draining_interval_s"), ">=", d.finish(svc),
+                               "raise lb.unhealthy_draining_interval_s to the finish time"))
+    if "deregistration" in lb.removal and lb.deregistration_connection_termination:
+        found.append(judge(svc.name, d.field("deregistration_delay", lb.deregistration_delay_s,
+                                             "lb.deregistration_delay_s"), "<=", d.grace(svc),
+                           "lower lb.deregistration_delay_s to the grace period: closed flows must not outlive the pod"))
+    return found
+
+
+def _pdb_keeps(svc: Service) -> int | None:
+    """Pods a PDB keeps available (None: no PDB)."""
+    if svc.pdb is None:
+        return None
+    return d.replicas(svc) - kube._pdb_allowed(svc)
+
+
+def heartbeat_rides_out_rollout(scene: Scene, ctx: Ctx) -> list[Verdict]:
+    """A Deployment rollout that takes pods down below what the heartbeat requires (the PDB's
+    minimum, else every replica) keeps the service unhealthy from its first wave to its last:
+    the loss time must cover the whole rollout, not one replacement (found by lockstep's own
+    simulation)."""
+    hb = scene.heartbeat
+    if hb is None:
+        return []
+    found = []
+    for spec, svc in _specs(scene):
+        if svc.kind != "Deployment":
+            continue  # a StatefulSet step is judged by heartbeat-rides-out-pod-replacement
+        n, keep = d.replicas(svc), _pdb_keeps(svc)
+        required = n if keep is None else min(n, max(1, keep))
+        if n - d.unavailable_pods(svc) >= required:
+            continue
+        need = d.total("rollout_time + observe", d.rollout_time(svc), _observe_delay(hb))
+        found.append(judge(f"{spec.name} ({svc.name})", d.field("loss_time", spec.loss_time_s, "loss_time_s"),
+                           ">=", need, f"raise loss_time_s to ≥{int(need.value) + ctx.margin_s}s, surge instead "
+                           "(rollout.max_unavailable: 0) or keep pods with a PDB", ctx.margin_s, service=svc.name))
+    return found

@@ -1,0 +1,100 @@
+"""What the stack's node disruption sources grant a pod (issue 13), each written once.
+
+A node goes away in two ways. *Drained*: something evicts its pods first (Cluster Autoscaler,
+Karpenter, a spot handler, aws-node-termination-handler on an ASG lifecycle hook) and gives
+each pod at most its own budget before the node is deleted. *Undrained*: the instance shuts
+down with no drain in front (spot capacity that no handler watches) and only the kubelet's
+graceful node shutdown stops the pods; they get no deletion, so their endpoints stay ready.
+
+Rules (`timing.invariants.nodes`) and the simulation's spec (`timing.sim.spec`) read these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from timing import limits as L
+from timing.derived import field, source_field
+from timing.findings import Term
+
+if TYPE_CHECKING:
+    from timing.model import Nodes, Service
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One drained removal path: the time it grants (`grant`) and what it spends before the
+    drain starts (`lead`: a spot handler's reaction to the notice), or None."""
+
+    grant: Term
+    lead: Term | None = None
+
+
+def spot_pools(nodes: Nodes) -> list[int]:
+    """Indices of the Karpenter NodePools that may launch spot capacity."""
+    return [i for i, p in enumerate(nodes.karpenter) if "spot" in p.capacity_types]
+
+
+def _spot_drained_by_karpenter(nodes: Nodes, i: int) -> bool:
+    return nodes.karpenter[i].interruption_queue or nodes.termination_handler is not None
+
+
+def undrained_spot(nodes: Nodes) -> list[str]:
+    """The spot capacity no handler drains on its interruption notice, by the field that says so."""
+    found = ["nodes.karpenter.interruption_queue" for i in spot_pools(nodes)
+             if not _spot_drained_by_karpenter(nodes, i)]
+    if nodes.asg_spot and nodes.termination_handler is None:
+        found.append("nodes.termination_handler")
+    return found
+
+
+def budgets(nodes: Nodes) -> list[Budget]:
+    """Every drained removal path the stack declares, with what it grants a pod."""
+    out = []
+    if nodes.cluster_autoscaler is not None:
+        out.append(Budget(field("cluster autoscaler", nodes.cluster_autoscaler.max_graceful_termination_s,
+                                "nodes.cluster_autoscaler.max_graceful_termination_s")))
+    for i, pool in enumerate(nodes.karpenter):
+        if pool.termination_grace_period_s is not None:
+            out.append(Budget(field(f"nodepool {pool.name}", pool.termination_grace_period_s,
+                                    "nodes.karpenter.termination_grace_period_s")))
+    drained_spot = (any(_spot_drained_by_karpenter(nodes, i) for i in spot_pools(nodes))
+                    or (nodes.asg_spot and nodes.termination_handler is not None))
+    if drained_spot:
+        notice = "spot notice"  # shown by its label: one literal for label and source
+        out.append(Budget(Term(notice, L.SPOT_NOTICE_S, notice),
+                          field("spot reaction", nodes.spot_reaction_s, "nodes.spot_reaction_s")))
+    handler = nodes.termination_handler
+    if handler is not None and handler.pod_termination_grace_period_s is not None:
+        out.append(Budget(field("handler pod grace", handler.pod_termination_grace_period_s,
+                                "nodes.termination_handler.pod_termination_grace_period_s")))
+    if nodes.asg_lifecycle_hook is not None:
+        out.append(Budget(field("lifecycle hook", nodes.asg_lifecycle_hook.heartbeat_timeout_s,
+                                "nodes.asg_lifecycle_hook.heartbeat_timeout_s")))
+    return out
+
+
+def kubelet_budget(nodes: Nodes) -> Term:
+    """What the kubelet's graceful shutdown leaves ordinary pods: shutdownGracePeriod minus the
+    part reserved for critical pods; no kubelet configuration is shutdownGracePeriod 0 (off)."""
+    k = nodes.kubelet
+    if k is None:
+        return Term("kubelet shutdown", 0, "nodes.kubelet unset: no graceful node shutdown", fields=("nodes.kubelet",))
+    total = source_field("nodes.kubelet.shutdown_grace_period_s", k.shutdown_grace_period_s)
+    critical = source_field("nodes.kubelet.shutdown_grace_period_critical_pods_s",
+                            k.shutdown_grace_period_critical_pods_s)
+    return Term("kubelet shutdown", int(total.value) - int(critical.value),
+                f"{total.source} {total.value} - {critical.source} {critical.value}",
+                fields=(*total.fields, *critical.fields))
+
+
+def node_budget_s(svc: Service, nodes: Nodes | None) -> int | None:
+    """The seconds a node removal grants this service's pods: the service's own
+    `shutdown.node_termination_budget_s` when stated, else the smallest a declared source
+    grants (a spot handler's unknown reaction counted as 0), else None (no budget)."""
+    own = svc.shutdown.node_termination_budget_s
+    if own is not None or nodes is None:
+        return own
+    granted = [int(b.grant.value) - (int(b.lead.value) if b.lead is not None else 0) for b in budgets(nodes)]
+    return min(granted) if granted else None
