@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from timing.cli import main
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.seed003.yaml"
@@ -15,3 +17,26 @@ def test_seed_003_numbers_fail_check_with_the_drain_and_watchdog_rules(capsys):
     ids = sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")})
     assert ids == ["drain-covers-lb-detection", "recovery-within-budget",
                    "watchdog-tolerates-planned-drain"]
+
+
+NODES = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one node rule (issue 13)
+    "nodes-budget": ["node-budget-covers-drain"],
+    "nodes-shutdown": ["node-shutdown-drains-without-endpoints"],
+    "nodes-eviction-gate": ["eviction-waits-for-lb"],
+    "nodes-singleton": ["eviction-leaves-a-target"],
+    "nodes-etp-local": ["etp-local-drain-covers-node-check"],
+    "nodes-nlb-reset": ["nlb-connections-survive-removal"],
+    "nodes-rollout-loss": ["heartbeat-rides-out-rollout"],
+}
+
+
+def test_every_node_variant_in_examples_is_held_to_its_ids() -> None:
+    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SEED.parent.glob("Pulumi.nodes-*.yaml")}
+    assert shipped == set(NODES)
+
+
+@pytest.mark.parametrize(("name", "ids"), sorted(NODES.items()))
+def test_a_broken_node_variant_fails_check_with_exactly_its_rule(name, ids, capsys) -> None:
+    assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids
