@@ -87,7 +87,12 @@ class Workload(pulumi.ComponentResource):
         return k8s.core.v1.Service(
             f"{name}-service", metadata=kube.metadata(svc.name, svc.namespace, selector),
             spec=k8s.core.v1.ServiceSpecArgs(type="NodePort" if node_port else "ClusterIP",
-                                             selector=selector, ports=[port]),
+                                             selector=selector, ports=[port],
+                                             # only node-port Services take a traffic policy; Local
+                                             # sends a node's traffic to its own pods only
+                                             # (etp-local-drain-covers-node-check judges the drain)
+                                             external_traffic_policy=svc.lb.external_traffic_policy
+                                             if node_port else None),
             opts=opts)
 
     def _headless(self, name: str, svc: Service, selector: dict[str, str],
