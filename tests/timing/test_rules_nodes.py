@@ -17,7 +17,7 @@ from timing import limits as L
 from timing import nodes as N
 from timing.invariants import context
 from timing.invariants import nodes as nd
-from timing.model import Nodes
+from timing.model import Nodes, TerminationHandler
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"
@@ -131,6 +131,8 @@ def test_without_node_sources_the_budget_is_the_services_own_or_none() -> None:
     assert N.node_budget_s(stack.services[API], None) is None
     assert N.node_budget_s(stack.services[API], build().nodes) == L.SPOT_NOTICE_S - 5
     assert N.node_budget_s(stack.services[API], Nodes()) is None
+    # a source with no lead (the autoscaler) grants its number whole
+    assert N.node_budget_s(stack.services[API], Nodes.model_validate({"cluster_autoscaler": {}})) == 600
 
 
 # ---- node-shutdown-drains-without-endpoints --------------------------------------------------------------
@@ -160,7 +162,17 @@ def test_spot_no_handler_drains_leaves_pods_no_shutdown_at_all() -> None:
     stack = build({"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False})
     f = only(stack, "node-shutdown-drains-without-endpoints", "api")
     assert (f.status, f.right.value, f.right.fields) == ("error", 0, ("nodes.kubelet",))
+    assert f.render().startswith(
+        "ERROR node-shutdown-drains-without-endpoints  api: lb detection + finish 40s (health_check 10 + "
+        "shutdown.finish_s 30) + margin 5s > kubelet shutdown 0s (nodes.kubelet unset: no graceful node shutdown)  "
+        "slack -45s → ")
     assert N.undrained_spot(stack.nodes) == ["nodes.karpenter.interruption_queue"]
+
+
+def test_node_group_spot_without_a_handler_is_named_by_the_missing_handler() -> None:
+    nodes = build({"nodes.asg_spot": True}).nodes
+    assert N.undrained_spot(nodes) == ["nodes.termination_handler"]
+    assert N.undrained_spot(nodes.model_copy(update={"termination_handler": TerminationHandler()})) == []
 
 
 @pytest.mark.parametrize(("changes", "judged"), [
@@ -346,3 +358,52 @@ def test_a_pdb_minimum_the_rollout_goes_below_makes_it_judged() -> None:
 
 def test_a_statefulset_rollout_is_left_to_the_replacement_rule() -> None:
     assert findings_of(build({f"{B}.pdb": DELETE}), "heartbeat-rides-out-rollout") == []
+
+
+# ---- the node sources' defaults and ranges (upstream docs, timing/limits.py) --------------------------------
+def test_the_node_sources_default_to_what_upstream_documents() -> None:
+    nodes = Nodes.model_validate({"cluster_autoscaler": {}, "karpenter": [{"name": "p"}], "termination_handler": {},
+                                  "asg_lifecycle_hook": {}, "kubelet": {}})
+    pool = nodes.karpenter[0]
+    assert nodes.cluster_autoscaler.max_graceful_termination_s == 600
+    assert (pool.termination_grace_period_s, pool.consolidation_policy, pool.consolidate_after_s, pool.budget_nodes,
+            pool.capacity_types, pool.interruption_queue) == (None, "WhenEmptyOrUnderutilized", 0, "10%",
+                                                              ("on-demand",), False)
+    handler = nodes.termination_handler
+    assert (handler.mode, handler.pod_termination_grace_period_s, handler.node_termination_grace_period_s) == \
+        ("imds", None, 120)
+    assert nodes.asg_lifecycle_hook.heartbeat_timeout_s == 3600
+    assert (nodes.kubelet.shutdown_grace_period_s, nodes.kubelet.shutdown_grace_period_critical_pods_s) == (0, 0)
+    lb = build().services[BASKETBALL].lb
+    assert (lb.external_traffic_policy, lb.unhealthy_connection_termination, lb.unhealthy_draining_interval_s,
+            lb.deregistration_connection_termination) == ("Cluster", True, 0, False)
+
+
+@pytest.mark.parametrize(("changes", "ok"), [
+    ({"asg_lifecycle_hook": {"heartbeat_timeout_s": 30}}, True), ({"asg_lifecycle_hook": {"heartbeat_timeout_s": 29}}, False),
+    ({"asg_lifecycle_hook": {"heartbeat_timeout_s": 7200}}, True),
+    ({"asg_lifecycle_hook": {"heartbeat_timeout_s": 7201}}, False),
+    ({"kubelet": {"shutdown_grace_period_s": 30, "shutdown_grace_period_critical_pods_s": 30}}, True),
+    ({"kubelet": {"shutdown_grace_period_s": 30, "shutdown_grace_period_critical_pods_s": 31}}, False),
+])
+def test_the_node_sources_refuse_what_their_apis_refuse(changes, ok) -> None:
+    from pydantic import ValidationError
+
+    try:
+        Nodes.model_validate(changes)
+    except ValidationError as err:
+        assert not ok
+        if "kubelet" in changes:
+            assert [e["msg"] for e in err.errors()] == [
+                "Value error, shutdown_grace_period_critical_pods_s must be <= shutdown_grace_period_s"]
+    else:
+        assert ok
+
+
+def test_an_nlb_draining_interval_is_held_to_the_api_range() -> None:
+    from pydantic import ValidationError
+
+    assert build({f"{B}.lb.unhealthy_draining_interval_s": 360000}).services[BASKETBALL].lb.unhealthy_draining_interval_s \
+        == L.NLB_UNHEALTHY_DRAINING.hi
+    with pytest.raises(ValidationError):
+        build({f"{B}.lb.unhealthy_draining_interval_s": 360001})
