@@ -112,6 +112,12 @@ def test_the_cluster_autoscaler_grants_600_seconds_unless_told_otherwise() -> No
     assert Nodes.model_validate({"cluster_autoscaler": {}}).cluster_autoscaler.max_graceful_termination_s == 600
 
 
+def test_of_two_broken_budgets_the_tighter_is_reported_whatever_their_order() -> None:
+    stack = build({f"{POOL}.termination_grace_period_s": 40, "nodes.asg_lifecycle_hook": {"heartbeat_timeout_s": 30}})
+    f = case(stack, "node-budget-covers-drain", "api", "error")
+    assert (f.right.source, f.slack_s) == ("nodes.asg_lifecycle_hook.heartbeat_timeout_s", 30 - 50 - 5)
+
+
 def test_a_broken_budget_is_reported_before_a_tighter_passing_one() -> None:
     # the spot notice passes football-feed's drain; the 20 s NodePool grace does not
     stack = build({f"{POOL}.termination_grace_period_s": 20})
@@ -145,6 +151,8 @@ def test_a_kubelet_shutdown_must_outlast_the_lbs_detection_and_finish(periods, g
                                      critical}, f"{B}.shutdown.grace_s": grace})
     f = only(stack, "node-shutdown-drains-without-endpoints", "basketball-feed")
     limit = min(grace, total - critical)
+    assert f.right.fields == (("shutdown.grace_s",) if grace <= total - critical else
+                              ("nodes.kubelet.shutdown_grace_period_s", "nodes.kubelet.shutdown_grace_period_critical_pods_s"))
     assert f.slack_s == limit - 30 - 10 - 5
     assert f.status == ("error" if f.slack_s < 0 else "ok")
 

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from timing.model import Service
 
 
+def _slack(v: Verdict) -> int:
+    assert v.slack_s is not None  # judged verdicts always carry a slack
+    return v.slack_s
+
+
 def _tightest(found: list[Verdict]) -> list[Verdict]:
     """Of one service's verdicts over several budgets, the one that decides: a broken one with
     the least slack, else a skipped one, else the passing one with the least slack."""
@@ -30,7 +35,7 @@ def _tightest(found: list[Verdict]) -> list[Verdict]:
     for outcome in ("broken", "skipped", "ok"):
         some = [v for v in found if v.outcome == outcome]
         if some:
-            return [min(some, key=lambda v: v.slack_s if v.slack_s is not None else 0)]
+            return [min(some, key=_slack)]
     raise AssertionError("a verdict is broken, skipped or ok")  # pragma: no mutate (unreachable)
 
 
