@@ -94,16 +94,18 @@ def test_an_unknown_spot_reaction_that_cannot_save_the_drain_is_an_error() -> No
     assert case(stack, "node-budget-covers-drain", "football-feed", "error").status == "error"
 
 
-@pytest.mark.parametrize(("nodes", "source"), [
-    ({"cluster_autoscaler": {}}, "nodes.cluster_autoscaler.max_graceful_termination_s"),
-    ({"asg_lifecycle_hook": {"heartbeat_timeout_s": 30}}, "nodes.asg_lifecycle_hook.heartbeat_timeout_s"),
+@pytest.mark.parametrize(("nodes", "shown"), [
+    ({"cluster_autoscaler": {}}, "cluster autoscaler 600s (nodes.cluster_autoscaler.max_graceful_termination_s)"),
+    ({"asg_lifecycle_hook": {"heartbeat_timeout_s": 30}}, "lifecycle hook 30s (nodes.asg_lifecycle_hook.heartbeat_timeout_s)"),
     ({"termination_handler": {"pod_termination_grace_period_s": 40}, "asg_spot": True, "spot_reaction_s": 5},
-     "nodes.termination_handler.pod_termination_grace_period_s"),
+     "handler pod grace 40s (nodes.termination_handler.pod_termination_grace_period_s)"),
+    ({"karpenter": [{"name": "big", "termination_grace_period_s": 900}, {"name": "small", "termination_grace_period_s": 70}]},
+     "nodepool small 70s (nodes.karpenter.termination_grace_period_s)"),
 ])
-def test_the_tightest_declared_budget_is_the_one_reported(nodes, source) -> None:
+def test_the_tightest_declared_budget_is_the_one_reported(nodes, shown) -> None:
     stack = build({"nodes": {"karpenter": [{"name": "big", "termination_grace_period_s": 900}], **nodes}})
     f = case(stack, "node-budget-covers-drain", "api", "error")
-    assert f.right.source == source
+    assert f.right.render() == shown
     assert f.right.value == min(int(b.grant.value) - (int(b.lead.value) if b.lead else 0)
                                 for b in N.budgets(stack.nodes))
 
