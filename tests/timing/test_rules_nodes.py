@@ -417,3 +417,21 @@ def test_an_nlb_draining_interval_is_held_to_the_api_range() -> None:
         == L.NLB_UNHEALTHY_DRAINING.hi
     with pytest.raises(ValidationError):
         build({f"{B}.lb.unhealthy_draining_interval_s": 360001})
+
+
+@pytest.mark.parametrize(("nodes", "labels"), [
+    ({}, []),
+    ({"termination_handler": {}}, []),  # a handler with no spot capacity to watch grants nothing
+    ({"asg_spot": True}, []),  # node-group spot nothing drains: undrained, the kubelet's to judge
+    ({"asg_spot": True, "termination_handler": {}}, ["spot notice"]),
+    ({"karpenter": [{"name": "p", "capacity_types": ["spot"]}]}, []),
+    ({"karpenter": [{"name": "p", "capacity_types": ["spot"], "interruption_queue": True}]}, ["spot notice"]),
+    ({"karpenter": [{"name": "p", "capacity_types": ["spot"]}], "termination_handler": {}}, ["spot notice"]),
+    ({"karpenter": [{"name": "p", "termination_grace_period_s": 60}], "cluster_autoscaler": {},
+      "asg_lifecycle_hook": {}, "termination_handler": {"pod_termination_grace_period_s": 30}},
+     ["cluster autoscaler", "nodepool p", "handler pod grace", "lifecycle hook"]),
+])
+def test_each_declared_drainer_grants_a_budget_and_nothing_else_does(nodes, labels) -> None:
+    assert [b.grant.label for b in N.budgets(Nodes.model_validate(nodes))] == labels
+    spot = [b for b in N.budgets(Nodes.model_validate(nodes)) if b.lead is not None]
+    assert [b.lead.source for b in spot] == (["nodes.spot_reaction_s"] if "spot notice" in labels else [])
