@@ -129,6 +129,7 @@ def test_a_broken_budget_is_reported_before_a_tighter_passing_one() -> None:
 def test_a_service_stating_its_own_node_budget_is_left_to_drain_fits_grace() -> None:
     stack = build({f"{F}.shutdown.node_termination_budget_s": 20})
     assert findings_of(stack, "node-budget-covers-drain", "football-feed") == []
+    assert len(findings_of(stack, "node-budget-covers-drain", "basketball-feed")) == 2  # the next is judged
     assert error_ids(stack) == {"drain-fits-grace"}
     assert N.node_budget_s(stack.services[FOOTBALL], stack.nodes) == 20
 
@@ -435,3 +436,23 @@ def test_each_declared_drainer_grants_a_budget_and_nothing_else_does(nodes, labe
     assert [b.grant.label for b in N.budgets(Nodes.model_validate(nodes))] == labels
     spot = [b for b in N.budgets(Nodes.model_validate(nodes)) if b.lead is not None]
     assert [b.lead.source for b in spot] == (["nodes.spot_reaction_s"] if "spot notice" in labels else [])
+
+
+def test_a_nodepool_grace_shorter_than_the_drain_prints_both_fixes() -> None:
+    stack = build({**ON_DEMAND, f"{POOL}.termination_grace_period_s": 50})
+    assert case(stack, "node-budget-covers-drain", "api", "error").render() == (
+        "ERROR node-budget-covers-drain  api: drain + finish 50s (shutdown.drain_s 20 + shutdown.finish_s 30) + "
+        "margin 5s > nodepool general 50s (nodes.karpenter.termination_grace_period_s)  slack -5s → raise "
+        "nodes.karpenter.termination_grace_period_s to ≥55s or shorten the drain")
+    assert case(stack, "node-budget-covers-drain", "api", "warning").render() == (
+        "WARNING node-budget-covers-drain  api: grace 60s (shutdown.grace_s) > nodepool general 50s "
+        "(nodes.karpenter.termination_grace_period_s)  slack -10s → lower shutdown.grace_s to what the nodepool "
+        "general grants, or raise nodes.karpenter.termination_grace_period_s")
+
+
+@pytest.mark.parametrize("rule", ["node-budget-covers-drain", "node-shutdown-drains-without-endpoints"])
+def test_a_service_may_accept_a_node_rule_it_breaks(rule) -> None:
+    stack = build({f"{POOL}.termination_grace_period_s": 30, "nodes.kubelet.shutdown_grace_period_s": 60,
+                   f"{A}.accept": [{"id": rule, "reason": "drained by hand before scale-down"}]})
+    assert {f.status for f in findings_of(stack, rule, "api") if f.severity == "error"} == {"accepted"}
+    assert rule not in {f.id for f in findings_of(stack, rule, "basketball-feed") if f.status == "accepted"}
