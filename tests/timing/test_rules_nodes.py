@@ -454,5 +454,5 @@ def test_a_nodepool_grace_shorter_than_the_drain_prints_both_fixes() -> None:
 def test_a_service_may_accept_a_node_rule_it_breaks(rule) -> None:
     stack = build({f"{POOL}.termination_grace_period_s": 30, "nodes.kubelet.shutdown_grace_period_s": 60,
                    f"{A}.accept": [{"id": rule, "reason": "drained by hand before scale-down"}]})
-    assert {f.status for f in findings_of(stack, rule, "api") if f.severity == "error"} == {"accepted"}
+    assert {f.status for f in findings_of(stack, rule, "api")} == {"accepted"}  # the warning case too
     assert rule not in {f.id for f in findings_of(stack, rule, "basketball-feed") if f.status == "accepted"}
