@@ -104,13 +104,13 @@ def eviction_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
     if lb is None or lb.target_type != "ip" or svc.pdb is None:
         return []
-    left = Term("readiness gate", "none" if svc.readiness_gate is None else "declared", "readiness_gate",
+    left = Term("readiness gate", "none" if svc.readiness_gate is None else "set", "readiness_gate",
                 fields=("readiness_gate",))
     right = Term("required", "a readiness gate that can pass", "pdb", fields=("pdb",))
     fix = "add a passable readiness gate: a PDB counts Ready pods, whose targets may still be initial"
     if svc.readiness_gate is None:
         return [holds(svc.name, False, left, "==", right, fix)]
-    [gate] = kube.readiness_gate_can_pass(svc, ctx)
+    [gate] = kube.readiness_gate_can_pass(svc, ctx)  # pragma: no mutate (the gate rule reads no ctx)
     if gate.outcome == "skipped":
         return [unknown_verdict(svc.name, left, "==", right, fix, gate.needs)]
     return [holds(svc.name, gate.outcome == "ok", left, "==", right, fix)]
