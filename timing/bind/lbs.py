@@ -114,24 +114,52 @@ def alb_sources(svc: Resource, workload: Resource, idx: Index, ctx: dict[str, An
     for ing, port in idx.backends.get((svc.namespace, svc.name), []):
         if not is_alb(ing, ctx["classes"]):
             continue
-        pod_port = target_port(svc, port, workload)
-        if pod_port is None:
-            notes.append(f"{ing.ref} → {svc.ref}: port {port!r} resolves to no container port: "
-                         "its load balancer is not judged")
-            continue
-        ann = X.alb_annotations(ing.meta("annotations"), svc.meta("annotations"))
-        attrs_from = ing
-        if X.ALB_ANNOTATION + "load-balancer-attributes" not in ing.meta("annotations"):
-            group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
-            attrs_from = ctx["groups"].get(group, ing)
-        ann.pop("load-balancer-attributes", None)  # an Ingress (group) attribute, not a Service one
-        lb_attrs = attrs_from.meta("annotations").get(X.ALB_ANNOTATION + "load-balancer-attributes")
-        if lb_attrs is not None:
-            ann["load-balancer-attributes"] = lb_attrs
-        lb = X.lbc_target_group(ann, "alb", port=pod_port, **ctx["options"])
-        origins, defaults = annotation_origins(lb, "alb", [svc, ing, attrs_from], ing, X.ALB_ANNOTATION)
-        out.append(LbSource(lb, f"{ing.ref} → {svc.ref}", ing, origins, None, defaults))
+        src = alb_source(ing, svc, port, workload, ctx, notes)
+        out += [src] if src is not None else []
     return out
+
+
+def alb_source(ing: Resource, svc: Resource, port: Any, workload: Resource, ctx: dict[str, Any],
+               notes: list[str]) -> LbSource | None:
+    """The ALB target group an Ingress makes for one backend Service port."""
+    pod_port = target_port(svc, port, workload)
+    if pod_port is None:
+        notes.append(f"{ing.ref} → {svc.ref}: port {port!r} resolves to no container port: "
+                     "its load balancer is not judged")
+        return None
+    ann = X.alb_annotations(ing.meta("annotations"), svc.meta("annotations"))
+    attrs_from = ing
+    if X.ALB_ANNOTATION + "load-balancer-attributes" not in ing.meta("annotations"):
+        group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
+        attrs_from = ctx["groups"].get(group, ing)
+    ann.pop("load-balancer-attributes", None)  # an Ingress (group) attribute, not a Service one
+    lb_attrs = attrs_from.meta("annotations").get(X.ALB_ANNOTATION + "load-balancer-attributes")
+    if lb_attrs is not None:
+        ann["load-balancer-attributes"] = lb_attrs
+    lb = X.lbc_target_group(ann, "alb", port=pod_port, **ctx["options"])
+    origins, defaults = annotation_origins(lb, "alb", [svc, ing, attrs_from], ing, X.ALB_ANNOTATION)
+    return LbSource(lb, f"{ing.ref} → {svc.ref}", ing, origins, None, defaults)
+
+
+def argo_alb_sources(workload: Resource, idx: Index, ctx: dict[str, Any], notes: list[str]) -> list[LbSource]:
+    """A canary Rollout routed by the ALB: the Ingress it names forwards (by the action Argo
+    writes) to the stable and canary Services' target groups on `servicePort`; the stable
+    Service's target group stands for both (the same pods, the same annotations)."""
+    routing = X.alb_routing(workload.obj)
+    if routing is None:
+        return []
+    name, root, port = routing
+    ing = next((i for i in idx.of("Ingress", workload.namespace) if i.name == name), None)
+    stable = dig(workload.obj, "spec", "strategy", "canary", "stableService")
+    svc = next((s for s in idx.of("Service", workload.namespace) if s.name == stable), None)
+    if ing is None or svc is None:
+        missing = f"Ingress {workload.namespace}/{name}" if ing is None else f"Service {workload.namespace}/{stable}"
+        notes.append(f"{workload.ref}: trafficRouting.alb names {missing}, not in the input: its load balancer "
+                     "is not judged")
+        return []
+    ctx["used_services"].add(id(svc))
+    src = alb_source(ing, svc, port, workload, ctx, notes)
+    return [src] if src is not None else []
 
 
 def nlb_source(svc: Resource, workload: Resource, ctx: dict[str, Any], notes: list[str]) -> LbSource | None:
