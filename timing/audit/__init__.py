@@ -12,7 +12,7 @@ import gc
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from timing.audit import adapt, shape
+from timing.audit import adapt, kustomize, shape
 from timing.audit.locate import locate, needs_annotations
 from timing.audit.reader import read_all
 from timing.bind import judge, link
@@ -48,6 +48,7 @@ class Audit:
     notes: list[str]
     files: int
     problems: list[str] = field(default_factory=list)  # unusable input, file:line each: exit 2
+    warnings: list[str] = field(default_factory=list)  # links that lead nowhere, file:line each
 
     @property
     def findings(self) -> list[Finding]:
@@ -94,6 +95,8 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
     gc.disable()
     try:
         docs, problems = read_all(paths)
+        docs, set_aside = kustomize.set_aside(docs)
+        problems += set_aside
         usable = []
         for doc in docs:
             found = shape.doc_problems(doc)
@@ -112,4 +115,5 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
         notes = linked.notes + ([f"{ignored} documents of other kinds ignored"] if ignored else [])
     finally:
         gc.enable()
-    return Audit(judged, notes, len({d.file for d in docs}), problems)
+    warnings = [f"{r.where}: {why}" for r, why in linked.warnings]
+    return Audit(judged, notes, len({d.file for d in docs}), problems, warnings)

@@ -49,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kubernetes-version", type=_version, default=None, metavar="X.Y",
                         help="cluster version, for the version-dependent rules (the native sleep preStop action)")
     parser.add_argument("--all", action="store_true", help="text: print every finding in full, passing and skipped ones too")
+    parser.add_argument("--assume-lbc-services", action="store_true",
+                        help="take a plain `type: LoadBalancer` Service (no loadBalancerClass) for an AWS Load "
+                             "Balancer Controller NLB: LBC >= 2.5's Service webhook (on by default) gives new ones "
+                             "its class, which the manifests do not show")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when the input holds nothing to audit (by default that is "
                              "an input error: a `kubectl get` that failed upstream of a pipe)")
@@ -61,8 +65,10 @@ def run(args: argparse.Namespace) -> int:
 
     margin = L.MARGIN_DEFAULT if args.margin is None else args.margin
     version = parse_version(args.kubernetes_version) if args.kubernetes_version else (0, 0)
-    options = {} if args.deregistration_propagation is None else {
+    options: dict[str, object] = {} if args.deregistration_propagation is None else {
         "deregistration_propagation_s": args.deregistration_propagation}
+    if args.assume_lbc_services:
+        options["assume_lbc_services"] = True
     try:
         result = audit(args.paths, Ctx(margin, version), options)
     except ConfigError:

@@ -74,6 +74,19 @@ SHAPES: dict[str, list[Check]] = {
                    ("spec.strategy.rollingUpdate.maxUnavailable", *INTSTR),
                    ("spec.progressDeadlineSeconds", *INT)],
     "StatefulSet": [*WORKLOAD, ("spec.updateStrategy", *MAP)],
+    # Argo Rollouts: the pod template may come from a `workloadRef`'d Deployment instead.
+    "Rollout": [*WORKLOAD, ("spec.progressDeadlineSeconds", *INT), ("spec.workloadRef", *MAP),
+                ("spec.workloadRef.name", *STR), ("spec.workloadRef.kind", *STR), ("spec.strategy", *MAP),
+                *[(f"spec.strategy.{s}", *MAP) for s in ("blueGreen", "canary")],
+                *[(f"spec.strategy.{s}.{k}", *INT) for s in ("blueGreen", "canary")
+                  for k in ("scaleDownDelaySeconds", "abortScaleDownDelaySeconds")],
+                ("spec.strategy.canary.maxSurge", *INTSTR), ("spec.strategy.canary.maxUnavailable", *INTSTR),
+                ("spec.strategy.canary.stableService", *STR), ("spec.strategy.canary.trafficRouting", *MAP),
+                ("spec.strategy.canary.trafficRouting.alb", *MAP),
+                ("spec.strategy.canary.trafficRouting.alb.ingress", *STR),
+                ("spec.strategy.canary.trafficRouting.alb.rootService", *STR),
+                ("spec.strategy.canary.trafficRouting.alb.servicePort", *INT)],
+    "IngressClassParams": [("spec", *MAP), ("spec.loadBalancerAttributes", *MAPS)],
     "Service": [("spec", *MAP), ("spec.type", *STR), ("spec.selector", *STRMAP), ("spec.ports", *MAPS),
                 ("spec.loadBalancerClass", *STR)],
     "Ingress": [("spec", *MAP), ("spec.ingressClassName", *STR), ("spec.rules", *MAPS),
@@ -163,7 +176,7 @@ def doc_problems(doc: Doc) -> list[str]:
     found: list[tuple[str, str]] = []
     if kind in SHAPES:
         found += problems(obj, METADATA + SHAPES[kind])
-        if kind in ("Deployment", "StatefulSet") and not found:
+        if kind in ("Deployment", "StatefulSet", "Rollout") and not found:
             _, containers = lookup(obj, "spec.template.spec.containers")
             for i, c in enumerate(containers or []):
                 pre = f"spec.template.spec.containers.{i}."

@@ -83,6 +83,7 @@ class Linked:
     notes: list[str] = field(default_factory=list)
     unreadable: list[tuple[Resource, str]] = field(default_factory=list)  # input errors
     not_judged: list[tuple[Resource, str]] = field(default_factory=list)  # valid, but outside the model
+    warnings: list[tuple[Resource, str]] = field(default_factory=list)  # links that lead nowhere: likely a mistake
 
 
 def pod_labels(r: Resource) -> dict[str, Any]:
@@ -179,6 +180,20 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
             own.append("defaults applied: " + ", ".join(src.defaults))
         ns = idx.namespaces.get(workload.namespace) if gate is not None else None
         out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own))
+    return out
+
+
+def class_params(idx: Index) -> dict[str, tuple[Resource, str]]:
+    """IngressClass name → (its IngressClassParams, their loadBalancerAttributes as the
+    annotation's `k=v,...`); cluster-scoped, so looked up by name alone."""
+    params = {p.name: p for p in idx.all("IngressClassParams")}
+    out = {}
+    for cls in idx.all("IngressClass"):
+        ref = dig(cls.obj, "spec", "parameters")
+        p = params.get(str(dig(ref, "name"))) if dig(ref, "kind") == "IngressClassParams" else None
+        if p is not None:
+            attrs = [f"{dig(a, 'key')}={dig(a, 'value')}" for a in X.items(dig(p.obj, "spec", "loadBalancerAttributes"))]
+            out[cls.name] = (p, ",".join(attrs))
     return out
 
 
@@ -293,7 +308,8 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
     ctx: dict[str, Any] = {
         "options": propagation, "tg_options": tg_options, "used_tgs": set(), "used_pdbs": set(),
         "used_services": set(), "classes": {d.name: dig(d.obj, "spec", "controller") for d in idx.all("IngressClass")},
-        "groups": {},
+        "groups": {}, "assume_lbc_services": bool(options.get("assume_lbc_services")),
+        "class_params": class_params(idx),
     }
     for ing in idx.all("Ingress"):
         group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
@@ -339,17 +355,20 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
     heartbeat_links(idx, out.subjects, out)
     failover_links(idx, out.subjects, options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]
-    out.notes += unlinked(idx, ctx)
+    out.notes += unlinked(idx, ctx, out.warnings)
     return out
 
 
-def unlinked(idx: Index, ctx: dict[str, Any]) -> list[str]:
-    """Load balancer ends that lead nowhere, and PDBs that protect nothing: said, never guessed."""
+def unlinked(idx: Index, ctx: dict[str, Any], warnings: list[tuple[Resource, str]]) -> list[str]:
+    """Load balancer ends that lead nowhere, and PDBs that protect nothing: said, never guessed.
+    An Ingress backend naming a Service the input lacks is a warning: the controller answers
+    its path with 503s (or the input is incomplete, which the user should know too)."""
     notes = []
     services = {(d.namespace, d.name) for d in idx.all("Service")}
     for (ns, svc), uses in sorted(idx.backends.items(), key=lambda kv: kv[0]):
         if (ns, svc) not in services:
-            notes.append(f"{uses[0][0].ref}: backend Service {ns}/{svc} not in the input")
+            warnings.append((uses[0][0], f"{uses[0][0].ref}: backend Service {ns}/{svc} not in the input: its "
+                                         "paths reach no pod (or add the Service to the input)"))
     for ing in idx.all("Ingress"):
         if not lbs.is_alb(ing, ctx["classes"]) and any(str(k).startswith(X.ALB_ANNOTATION)
                                                        for k in ing.meta("annotations")):
@@ -360,9 +379,10 @@ def unlinked(idx: Index, ctx: dict[str, Any]) -> list[str]:
         spec = dig(svc.obj, "spec") or {}
         if dig(spec, "type") != "LoadBalancer":
             continue
-        if not X.nlb_managed(svc.meta("annotations"), dig(spec, "loadBalancerClass")):
+        if not lbs.nlb_managed(svc, ctx):
             notes.append(f"{svc.ref}: a LoadBalancer the AWS Load Balancer Controller does not reconcile "
-                         "(in-tree cloud provider): not modelled")
+                         "(in-tree cloud provider): not modelled (with LBC ≥ 2.5 its webhook makes new ones "
+                         "LBC NLBs: pass --assume-lbc-services)")
         elif id(svc) not in ctx["used_services"]:
             notes.append(f"{svc.ref}: selects no Deployment or StatefulSet in the input")
     for pdb in idx.all("PodDisruptionBudget"):

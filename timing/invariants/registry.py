@@ -22,7 +22,7 @@ from typing import Callable, Literal
 from timing.findings import Finding, Severity, Status, Verdict
 from timing.invariants import failover as fo
 from timing.invariants import heartbeat as hb
-from timing.invariants import kube, lb
+from timing.invariants import kube, lb, rollouts
 
 Scope = Literal["lb", "service", "stack"]
 Decided = Literal["resource", "resources", "config"]
@@ -122,6 +122,9 @@ RULES: tuple[Rule, ...] = (
          "Route 53 health check + record + entry workload + LB chain + HPA", ("stack", fo.failover_ignores_deploys)),
     rule("failback-is-deliberate", WARNING, "config", "failback checks and connection closing are application "
          "behaviour", ("stack", fo.failback_is_deliberate)),
+    rule("rollout-scale-down-outlasts-switch", ERROR, "resources", "Argo Rollout + LB chain",
+         ("service", rollouts.rollout_scale_down_outlasts_switch)),
+    rule("readiness-probe-behind-lb", ERROR, "resources", CHAIN, ("service", rollouts.readiness_probe_behind_lb)),
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)

@@ -1,0 +1,127 @@
+"""Argo Rollout scale-down and readiness behind a load balancer (INVARIANTS.md, issue 14).
+
+Each rule: a property over a region where only that rule can break (the validator names it
+alone iff the catalogue's formula is broken), its boundary (slack 0 passes, −1 fails), and
+the exact line `lockstep check` prints when it fails.
+"""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from tests.timing.strategies import API, DELETE, FOOTBALL, build, error_ids, expect_alone, findings_of, only, seconds
+from timing import limits as L
+from timing.invariants import rollouts
+
+A = f"services.{API}"
+F = f"services.{FOOTBALL}"
+RULE = "rollout-scale-down-outlasts-switch"
+BLUE_GREEN = {"strategy": "blueGreen"}
+
+
+# ---- rollout-scale-down-outlasts-switch --------------------------------------------------------
+# api: ALB on IP targets. Its deregistration propagation stays ≤ 15 (the drain rule holds 20 ≥ it + 5).
+@given(delay=seconds(0, 120), ends=seconds(0, 60), dereg=seconds(0, 15), margin=seconds(0, 5))
+@example(delay=30, ends=10, dereg=15, margin=5).via("slack 0: Argo's default delay with the ALB defaults")
+@example(delay=29, ends=10, dereg=15, margin=5).via("slack -1")
+def test_a_blue_green_scale_down_delay_must_outlast_endpoints_and_deregistration(delay, ends, dereg, margin) -> None:
+    stack = build({f"{A}.argo": {**BLUE_GREEN, "scale_down_delay_s": delay, "abort_scale_down_delay_s": 0},
+                   f"{A}.lb.endpoint_propagation_s": ends, f"{A}.lb.deregistration_propagation_s": dereg,
+                   "margin_s": margin})
+    expect_alone(stack, RULE, delay < ends + dereg + margin)
+    assert only(stack, RULE).slack_s == delay - ends - dereg - margin
+
+
+@given(abort=seconds(0, 120), ends=seconds(0, 60))
+@example(abort=30, ends=10).via("slack 0")
+@example(abort=29, ends=10).via("slack -1")
+@example(abort=0, ends=60).via("0 keeps the aborted ReplicaSet: nothing to outlast")
+def test_an_abort_scale_down_delay_must_outlast_the_switch_unless_it_keeps_the_replica_set(abort, ends) -> None:
+    stack = build({f"{A}.argo": {**BLUE_GREEN, "scale_down_delay_s": 3600, "abort_scale_down_delay_s": abort},
+                   f"{A}.lb.endpoint_propagation_s": ends})
+    expect_alone(stack, RULE, 0 < abort < ends + 15 + 5)
+    assert len(findings_of(stack, RULE)) == (1 if abort == 0 else 2)
+
+
+@given(delay=seconds(0, 60), routing=st.sampled_from([None, "alb"]))
+def test_only_a_canary_routed_by_the_alb_waits_before_scaling_down(delay, routing) -> None:
+    stack = build({f"{A}.argo": {"strategy": "canary", "traffic_routing": routing, "scale_down_delay_s": delay,
+                                 "abort_scale_down_delay_s": 3600}})
+    expect_alone(stack, RULE, routing == "alb" and delay < 30)
+    assert len(findings_of(stack, RULE)) == (2 if routing == "alb" else 0)
+
+
+def test_unstated_delays_are_argos_thirty_seconds_which_hold_at_exactly_the_alb_defaults() -> None:
+    stack = build({f"{A}.argo": BLUE_GREEN})
+    found = findings_of(stack, RULE)
+    assert [f.slack_s for f in found] == [0, 0]
+    assert [f.left.value for f in found] == [L.ARGO_SCALE_DOWN_DELAY_DEFAULT] * 2
+
+
+def test_instance_targets_switch_when_the_endpoints_do() -> None:
+    svc = build({f"{A}.lb.target_type": "instance", f"{A}.readiness_gate": DELETE,
+                 f"{A}.lb.endpoint_propagation_s": 12}).services[API]
+    term = rollouts.switch_time(svc)
+    assert (term.value, term.source, term.fields) == (12, "lb.endpoint_propagation_s", ("lb.endpoint_propagation_s",))
+
+
+def test_ip_targets_switch_when_the_endpoints_and_then_the_deregistration_have_propagated() -> None:
+    term = rollouts.switch_time(build().services[API])
+    assert (term.value, term.source) == (25, "lb.endpoint_propagation_s 10 + lb.deregistration_propagation_s 15")
+    assert term.fields == ("lb.endpoint_propagation_s", "lb.deregistration_propagation_s")
+
+
+@given(delay=seconds(0, 30))
+@example(delay=15).via("slack 0: the endpoint propagation default + margin")
+@example(delay=14).via("slack -1")
+def test_without_a_load_balancer_the_delay_must_outlast_the_endpoint_propagation_default(delay) -> None:
+    stack = build({f"{F}.argo": {**BLUE_GREEN, "scale_down_delay_s": delay, "abort_scale_down_delay_s": 0}})
+    expect_alone(stack, RULE, delay < L.ENDPOINT_PROPAGATION_DEFAULT + 5)
+    term = rollouts.switch_time(stack.services[FOOTBALL])
+    assert (term.value, term.source, term.fields) == (10, "endpoint propagation (default)", ())
+
+
+def test_a_short_scale_down_delay_prints_both_sides_and_the_fix() -> None:
+    stack = build({f"{A}.argo": {**BLUE_GREEN, "scale_down_delay_s": 10, "abort_scale_down_delay_s": 0}})
+    assert only(stack, RULE).render() == (
+        "ERROR rollout-scale-down-outlasts-switch  api: scale_down_delay 10s (argo.scale_down_delay_s) < switch 25s "
+        "(lb.endpoint_propagation_s 10 + lb.deregistration_propagation_s 15) + margin 5s  slack -20s → raise "
+        "scaleDownDelaySeconds (argo.scale_down_delay_s) to ≥30s")
+
+
+def test_a_short_abort_delay_prints_its_own_fix() -> None:
+    stack = build({f"{A}.argo": {**BLUE_GREEN, "abort_scale_down_delay_s": 5}})
+    [broken] = [f for f in findings_of(stack, RULE) if f.status == "error"]
+    assert broken.render() == (
+        "ERROR rollout-scale-down-outlasts-switch  api: abort_scale_down_delay 5s (argo.abort_scale_down_delay_s) < "
+        "switch 25s (lb.endpoint_propagation_s 10 + lb.deregistration_propagation_s 15) + margin 5s  slack -25s → "
+        "raise abortScaleDownDelaySeconds (argo.abort_scale_down_delay_s) to ≥30s, or 0 to keep the aborted ReplicaSet")
+
+
+def test_a_deployment_has_no_scale_down_delay_to_judge() -> None:
+    assert findings_of(build(), RULE, "api") == []
+
+
+# ---- readiness-probe-behind-lb -----------------------------------------------------------------
+def test_a_pod_behind_a_load_balancer_without_a_readiness_probe_is_an_error() -> None:
+    stack = build({f"{A}.probes.readiness": DELETE})
+    assert RULE not in error_ids(stack)
+    found = only(stack, "readiness-probe-behind-lb", "api")
+    assert found.render() == (
+        "ERROR readiness-probe-behind-lb  api: readiness probe absent (probes.readiness) ≠ behind a load balancer "
+        "required → add a readiness probe: without one a pod is Ready, and routed to, as soon as it starts")
+    assert error_ids(stack) >= {"readiness-probe-behind-lb"}
+
+
+def test_a_pod_behind_a_load_balancer_with_a_readiness_probe_passes() -> None:
+    [found] = findings_of(build(), "readiness-probe-behind-lb", "api")
+    assert (found.status, found.render()) == (
+        "ok", "OK readiness-probe-behind-lb  api: readiness probe set (probes.readiness) = behind a load balancer "
+        "required")
+
+
+def test_a_pod_behind_no_load_balancer_needs_no_readiness_probe_for_this_rule() -> None:
+    stack = build({f"{F}.probes.readiness": DELETE})
+    assert findings_of(stack, "readiness-probe-behind-lb", "football-feed") == []
+    assert "readiness-probe-behind-lb" not in error_ids(stack)
