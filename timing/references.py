@@ -52,4 +52,8 @@ def reference_errors(stack: Stack) -> list[str]:
                             "is not a sleep; a stack deploys sleep, exec or none")
         if svc.argo is not None and svc.kind != "Deployment":
             problems.append(f"services.{i}.argo: an Argo Rollout rolls ReplicaSets: kind must be Deployment")
+        if svc.argo is not None and svc.argo.strategy == "blueGreen" and (
+                svc.rollout.max_surge != "100%" or svc.rollout.max_unavailable not in (0, "0%")):
+            problems.append(f"services.{i}.rollout: a blue-green Rollout brings the whole new ReplicaSet up beside "
+                            "the old one: max_surge '100%', max_unavailable 0")
     return problems

@@ -40,9 +40,12 @@ VARIANTS = [
     {"services.1.replicas": 3, "services.1.pdb": {"min_available": 2}},
     {"services.2.lb.health_check.interval_s": 20, "services.2.replicas": 4},
     {"services.0.readiness_gate": None, "services.0.rollout.min_ready_s": 40, "failover": None},
+    # the api as a blue-green Argo Rollout: its Rollout custom resource and preview Service
+    {"services.0.argo": {"strategy": "blueGreen", "scale_down_delay_s": 45, "abort_scale_down_delay_s": 30},
+     "services.0.rollout.max_surge": "100%"},
 ]
 PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types a resource policy reads
-PERTURBATIONS_PER_RENDER = 11  # 5 renders × (1 + 11) = 60 stacks of resources
+PERTURBATIONS_PER_RENDER = 11  # 6 renders × (1 + 11) = 72 stacks of resources
 
 
 def struct(props: dict) -> struct_pb2.Struct:

@@ -15,10 +15,13 @@ HELP = ("audit existing Kubernetes manifests (AWS Load Balancer Controller annot
         "TargetGroupBinding) and `aws elbv2` target-group JSON against the timing invariants")
 EPILOG = """\
 PATH: a file, a directory (recursive: *.yaml, *.yml, *.json) or - for stdin, e.g.
-  kubectl get ns,ingress,svc,deploy,sts,pdb,hpa,targetgroupbindings -A -o yaml | lockstep audit -
+  kubectl get ns,ingressclass,ingress,svc,deploy,sts,ds,pdb,hpa,targetgroupbindings -A -o yaml | lockstep audit -
   aws elbv2 describe-target-groups > tgs.json; lockstep audit manifests/ tgs.json
+  kubectl kustomize overlays/prod | lockstep audit -   (a kustomize tree: audit what it builds)
+  with Argo Rollouts installed, add rollouts to the kubectl get list
 App facts no manifest states come from workload annotations lockstep.dev/warmup-seconds,
-max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds; a rule they
+max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds, and
+drain-seconds (a preStop command that is not a sleep); a rule they
 would decide is reported as skipped, naming the annotation. lockstep.dev/accept: id,... marks
 a deliberate exception (reported as accepted).
 exit codes: 0 consistent (warnings allowed), 1 error findings, 2 unreadable or invalid input,

@@ -38,6 +38,9 @@ R53_CHECK = "Route53HealthCheck"
 R53_RECORD = "Route53Record"
 AWS_KINDS = (TARGET_GROUP, LISTENER, LISTENER_RULE, R53_CHECK, R53_RECORD)
 WORKLOADS = ("Deployment", "StatefulSet", "Rollout")  # the kinds the model judges (a Rollout: Argo's)
+# Their Pulumi type tokens (an Argo Rollout is a custom resource of its API group).
+WORKLOAD_TYPES = {"Deployment": "kubernetes:apps/v1:Deployment", "StatefulSet": "kubernetes:apps/v1:StatefulSet",
+                  "Rollout": "kubernetes:argoproj.io/v1alpha1:Rollout"}
 # Kinds that run pods the model does not hold: each is listed with its reason, never dropped silently.
 OTHER_WORKLOADS = {
     "DaemonSet": "one pod per node: the pod count that the rollout, PDB and peer rules need is the node "
