@@ -55,6 +55,8 @@ def test_the_alb_root_service_overrides_the_stable_service():
     ({"blueGreen": {}, "canary": {}}, "spec.strategy: a Rollout declares exactly one of blueGreen or canary"),
     ({"canary": {"trafficRouting": {"istio": {}}}}, "spec.strategy.canary.trafficRouting: istio: only alb is modelled"),
     ({"canary": {"trafficRouting": {}}}, "spec.strategy.canary.trafficRouting: none: only alb is modelled"),
+    ({"canary": {"trafficRouting": {"istio": {}, "alb": {}}}},
+     "spec.strategy.canary.trafficRouting: alb, istio: only alb is modelled"),
 ])
 def test_a_rollout_the_model_cannot_hold_is_named(strategy, message):
     with pytest.raises(x.ExtractError) as err:
@@ -62,10 +64,14 @@ def test_a_rollout_the_model_cannot_hold_is_named(strategy, message):
     assert str(err.value) == message
 
 
-def test_alb_routing_without_its_ingress_or_service_is_named():
-    canary = {"canary": {"trafficRouting": {"alb": {"servicePort": 80}}}}
+@pytest.mark.parametrize("canary", [
+    {"trafficRouting": {"alb": {"servicePort": 80}}},
+    {"stableService": "s", "trafficRouting": {"alb": {"servicePort": 80}}},
+    {"trafficRouting": {"alb": {"ingress": "i", "servicePort": 80}}},
+])
+def test_alb_routing_without_its_ingress_or_service_is_named(canary):
     with pytest.raises(x.ExtractError) as err:
-        x.alb_routing(rollout(canary))
+        x.alb_routing(rollout({"canary": canary}))
     assert str(err.value) == "spec.strategy.canary.trafficRouting.alb: ingress and stableService must be named"
 
 

@@ -70,12 +70,15 @@ def test_instance_targets_switch_when_the_endpoints_do() -> None:
     svc = build({f"{A}.lb.target_type": "instance", f"{A}.readiness_gate": DELETE,
                  f"{A}.lb.endpoint_propagation_s": 12}).services[API]
     term = rollouts.switch_time(svc)
-    assert (term.value, term.source, term.fields) == (12, "lb.endpoint_propagation_s", ("lb.endpoint_propagation_s",))
+    assert (term.label, term.value, term.source, term.fields) == (
+        "switch", 12, "lb.endpoint_propagation_s", ("lb.endpoint_propagation_s",))
+    assert term.unknown == () and term.unit == "s"
 
 
 def test_ip_targets_switch_when_the_endpoints_and_then_the_deregistration_have_propagated() -> None:
     term = rollouts.switch_time(build().services[API])
-    assert (term.value, term.source) == (25, "lb.endpoint_propagation_s 10 + lb.deregistration_propagation_s 15")
+    assert (term.label, term.value, term.source) == (
+        "switch", 25, "lb.endpoint_propagation_s 10 + lb.deregistration_propagation_s 15")
     assert term.fields == ("lb.endpoint_propagation_s", "lb.deregistration_propagation_s")
 
 
@@ -86,7 +89,8 @@ def test_without_a_load_balancer_the_delay_must_outlast_the_endpoint_propagation
     stack = build(blue_green(F, scale_down_delay_s=delay, abort_scale_down_delay_s=0))
     expect_alone(stack, RULE, delay < L.ENDPOINT_PROPAGATION_DEFAULT + 5)
     term = rollouts.switch_time(stack.services[FOOTBALL])
-    assert (term.value, term.source, term.fields) == (10, "endpoint propagation (default)", ())
+    assert (term.label, term.value, term.source, term.fields) == ("switch", 10, "endpoint propagation (default)", ())
+    assert term.unknown == () and term.unit == "s"
 
 
 def test_a_short_scale_down_delay_prints_both_sides_and_the_fix() -> None:

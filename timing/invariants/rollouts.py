@@ -23,17 +23,20 @@ if TYPE_CHECKING:
     from timing.model import Service
 
 
+SWITCH = "switch"  # the label of the switch time on every path
+
+
 def switch_time(svc: Service) -> Term:
     """From the Service switch to the last request the old pods get: the endpoints change
     propagates, then an IP target group deregisters the old pods. Without a load balancer,
     kube-proxy's propagation alone (the documented default)."""
     lb = svc.lb
     if lb is None:
-        return Term("switch", L.ENDPOINT_PROPAGATION_DEFAULT, "endpoint propagation (default)")
+        return Term(SWITCH, L.ENDPOINT_PROPAGATION_DEFAULT, "endpoint propagation (default)")
     ends = d.source_field("lb.endpoint_propagation_s", lb.endpoint_propagation_s)
     if lb.target_type != "ip":
-        return Term("switch", ends.value, "lb.endpoint_propagation_s", fields=ends.fields)
-    return d.total("switch", ends, d.source_field("lb.deregistration_propagation_s", lb.deregistration_propagation_s))
+        return Term(SWITCH, ends.value, "lb.endpoint_propagation_s", fields=ends.fields)
+    return d.total(SWITCH, ends, d.source_field("lb.deregistration_propagation_s", lb.deregistration_propagation_s))
 
 
 def rollout_scale_down_outlasts_switch(svc: Service, ctx: Ctx) -> list[Verdict]:
