@@ -7,6 +7,8 @@ the exact line `lockstep check` prints when it fails.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -160,5 +162,7 @@ def test_blue_green_takes_no_traffic_routing() -> None:
 def test_a_stack_states_every_drain_and_deploys_no_prestop_command() -> None:
     with pytest.raises(ValueError, match=r"services.0.shutdown.drain_s: required \(the preStop drain a stack deploys\)"):
         build({f"{A}.shutdown.drain_s": None})
-    with pytest.raises(ValueError, match="services.0.shutdown.prestop: 'command' is what audit reads"):
+    with pytest.raises(ValueError, match=re.escape(
+            "services.0.shutdown.prestop: 'command' is what audit reads from a preStop that is not a sleep; a stack "
+            "deploys sleep, exec or none")):
         build({f"{A}.shutdown.prestop": "command"})
