@@ -25,6 +25,7 @@ import json
 import os
 import stat
 import sys
+from array import array
 from typing import Any, Callable, Final, Iterator
 
 import yaml
@@ -170,14 +171,22 @@ class Refused(ConstructorError):
 
 
 class Map(dict):
-    """A mapping that knows its line and the line of each key (1-based)."""
+    """A mapping that knows its line and the line of each key (1-based).
 
-    __slots__ = ("line", "lines")
+    The key lines are kept in the mapping's key order as one array (`key_lines`), not as a
+    dict per mapping: those dicts were 12 of the 29 MB that 4,000 documents take once read.
+    `lines` is the key → line dict, built when asked (only a finding's location asks)."""
+
+    __slots__ = ("line", "key_lines")
 
     def __init__(self, *args: Any, line: int = 0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.line = line
-        self.lines: dict[Any, int] = {}
+        self.key_lines = array("L")  # the line of each key, in the order the keys were written
+
+    @property
+    def lines(self) -> dict[Any, int]:
+        return dict(zip(self, self.key_lines))
 
 
 class Seq(list):
@@ -295,7 +304,7 @@ def _fill_map(loader: PlainLoader, node: Node, data: dict[Any, Any]) -> None:
         own = sum(1 for k, _ in pairs if k.tag != MERGE)
         loader.flatten_mapping(node)  # merged pairs first: a key written here overrides them
         merged, pairs = node.value[:len(node.value) - own], node.value[len(node.value) - own:]
-    lines: dict[Any, int] = data.lines if loader.keep_lines else {}  # type: ignore[attr-defined]
+    lines: dict[Any, int] = {}
     first: dict[Any, int] = {}
     for n, (key_node, value_node) in enumerate((*merged, *pairs)):
         key = loader.value(key_node)
@@ -312,7 +321,9 @@ def _fill_map(loader: PlainLoader, node: Node, data: dict[Any, Any]) -> None:
             first[key] = key_line
         data[key] = loader.value(value_node)
         if loader.keep_lines:
-            lines[key] = key_line
+            lines[key] = key_line  # a key written after a merge keeps its place, takes its line
+    if loader.keep_lines:
+        data.key_lines.extend(lines[k] for k in data)  # type: ignore[attr-defined]
     loader.depth -= 1
 
 
@@ -486,8 +497,8 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
                 frame[1], frame[3] = item, line
             else:
                 frame[0][frame[1]] = item
-                if keep_lines:
-                    frame[0].lines[frame[1]] = frame[3]
+                if keep_lines:  # each key is new (a duplicate is refused): its line comes next
+                    frame[0].key_lines.append(frame[3])
                 frame[1] = _NO_KEY
             if cls is not ScalarEvent:
                 frame = [item, _NO_KEY, {}, 0, cls is MappingStartEvent]
