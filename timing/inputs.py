@@ -428,7 +428,7 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
     call per event and a node per integer were half of reading a 1,000-service stack.)"""
     loader = loader_class(text)
     resolve, value, keep_lines = loader.resolve, loader.value, loader_class.keep_lines
-    new_map, new_seq, get_event = loader.new_map, loader.new_seq, loader.get_event
+    get_event = loader.get_event
     docs: list[Any] = []
     # One frame per open collection: [data, pending key, first line of each key, key line,
     # is a mapping]; `frame` is the innermost (None at the top of a document).
@@ -466,9 +466,10 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
                 if len(stack) >= MAX_DEPTH:
                     raise Refused(None, None, f"nested deeper than the limit of {MAX_DEPTH} levels",
                                   ev.start_mark)
-                node = (MappingNode if mapping else SequenceNode)(MAP if mapping else SEQ, [],
-                                                                  ev.start_mark, ev.end_mark)
-                item = new_map(node) if mapping else new_seq(node)
+                if keep_lines:  # what `new_map` and `new_seq` make, without a node to read the line from
+                    item = Map(line=ev.start_mark.line + 1) if mapping else Seq(line=ev.start_mark.line + 1)
+                else:
+                    item = {} if mapping else []
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 stack.pop()
                 frame = stack[-1] if stack else None
