@@ -429,6 +429,9 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
     loader = loader_class(text)
     resolve, value, keep_lines = loader.resolve, loader.value, loader_class.keep_lines
     get_event = loader.get_event
+    # Keys and short values repeat in every document (`metadata`, `name`, `app`, `Prefix`):
+    # one shared object each instead of one per occurrence.
+    strings: dict[str, str] = {}
     docs: list[Any] = []
     # One frame per open collection: [data, pending key, first line of each key, key line,
     # is a mapping]; `frame` is the innermost (None at the top of a document).
@@ -449,7 +452,10 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
                 if tag is None or tag == "!":
                     implicit = ev.implicit
                     tag = RESOLVED.get((item, implicit)) or resolve(ScalarNode, item, implicit)
-                if tag != STR:
+                if tag == STR:
+                    if len(item) <= RESOLVED_CHARS:  # one object per distinct short string
+                        item = strings.setdefault(item, item)
+                else:
                     if tag == MERGE:
                         raise _Unusual
                     if (tag == INT and item.isascii() and item.isdigit() and len(item) <= MAX_INT_DIGITS
