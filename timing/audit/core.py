@@ -58,7 +58,8 @@ def with_annotations(f: Finding) -> Finding:
 
 
 def grouped(judgements: list[Judgement], linked: link.Linked) -> list[Judged]:
-    """The report's subjects in the linker's order, each with its located findings."""
+    """The report's subjects in the linker's order, each with its located findings. Empties
+    `judgements`."""
     judged: dict[str, Judged] = {}
     for s in linked.subjects:
         notes = list(s.notes)
@@ -76,7 +77,11 @@ def grouped(judgements: list[Judgement], linked: link.Linked) -> list[Judged]:
     for fo in linked.failovers:
         key = f"Route 53 health check {fo.check.name}"
         judged[key] = Judged(key, fo.check.origin.file, fo.check.line, "", [], [])
-    for j in judgements:
+    # Consumed as they are placed: a judgement (and a finding that `with_annotations` replaces)
+    # is freed at once, not held until the last is placed (the audit's peak memory is here).
+    judgements.reverse()
+    while judgements:
+        j = judgements.pop()
         judged[j.group].findings.append(Located(with_annotations(j.finding), *locate(j)))
     return list(judged.values())
 
