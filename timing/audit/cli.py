@@ -6,7 +6,7 @@ import argparse
 import re
 import sys
 
-from timing.config import ConfigError
+from timing.inputs import ConfigError
 from timing.inputs import display_name
 from timing.limits import SECONDS
 from timing.textio import cut, cut_text
@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from timing import limits as L
-    from timing.audit import audit
+    from timing.audit.core import audit
     from timing.invariants import Ctx, parse_version
 
     margin = L.MARGIN_DEFAULT if args.margin is None else args.margin

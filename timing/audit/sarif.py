@@ -13,7 +13,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from timing.audit import Audit, Located
+from timing.audit.core import Audit, Located
 from timing.audit.locate import fields_of
 from timing.invariants import RULE_IDS, RULES
 

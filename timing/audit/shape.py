@@ -114,6 +114,8 @@ AWS_TG = [("TargetGroupArn", *STR), ("TargetGroupName", *STR), ("Protocol", *STR
           ("LoadBalancerArns", _strs, "a list of ARNs"), ("Matcher", *MAP)]
 
 
+PROBE_CHECKS = [(f"{name}.{n}", *INT) for name in ("readinessProbe", "livenessProbe", "startupProbe")
+                for n in PROBE_NUMBERS]  # built once, not per container
 SERVICE_PORT = [("port", *INT), ("targetPort", *INTSTR), ("name", *STR)]
 BACKEND = [("service", *MAP), ("service.name", *STR), ("service.port", *MAP), ("service.port.number", *INT),
            ("service.port.name", *STR), ("serviceName", *STR), ("servicePort", *INTSTR)]
@@ -154,7 +156,7 @@ def problems(obj: Any, checks: list[Check], prefix: str = "") -> list[tuple[str,
     out: list[tuple[str, str]] = []
     bad: list[str] = []
     for path, ok, expected in checks:
-        if any(path.startswith(b + ".") for b in bad):
+        if bad and any(path.startswith(b + ".") for b in bad):
             continue
         present, value = lookup(obj, path)
         if present and value is not None and not ok(value):
@@ -181,8 +183,7 @@ def doc_problems(doc: Doc) -> list[str]:
             for i, c in enumerate(containers or []):
                 pre = f"spec.template.spec.containers.{i}."
                 found += problems(c, CONTAINER, pre)
-                for name in ("readinessProbe", "livenessProbe", "startupProbe"):
-                    found += problems(c, [(f"{name}.{n}", *INT) for n in PROBE_NUMBERS], pre)
+                found += problems(c, PROBE_CHECKS, pre)
         if kind == "Service" and not found:
             _, ports = lookup(obj, "spec.ports")
             for i, port in enumerate(ports or []):

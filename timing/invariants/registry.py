@@ -16,7 +16,7 @@ a rule).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Literal
 
 from timing.findings import Finding, Severity, Status, Verdict
@@ -132,9 +132,12 @@ RESOURCE_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.decided != "confi
 BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 
-def stamp(rule: Rule, v: Verdict) -> Finding:
+def stamp(rule: Rule, v: Verdict, service: str | None = None) -> Finding:
     """The finding of one verdict: the declaration's id, and its severity — the verdict's
-    case where the rule declares two (a case the rule does not declare is a bug, not a finding)."""
+    case where the rule declares two (a case the rule does not declare is a bug, not a finding).
+    A finding of a service-scope check belongs to that `service` (its `accept` list applies);
+    without one, to the verdict's own. (Built in one call: `dataclasses.replace` per finding
+    was 40 % of judging a 1,000-service stack.)"""
     if v.case is None and len(rule.severities) != 1:
         raise ValueError(f"{rule.id}: a verdict of a two-severity rule must name its case")
     severity = rule.severities[0] if v.case is None else v.case
@@ -142,9 +145,4 @@ def stamp(rule: Rule, v: Verdict) -> Finding:
         raise ValueError(f"{rule.id}: severity {severity!r} is not declared")
     status: Status = severity if v.outcome == "broken" else v.outcome
     return Finding(rule.id, severity, status, v.subject, v.left, v.relation, v.right, v.margin_s, v.slack_s,
-                   v.fix, v.needs, "", v.service)
-
-
-def owned(finding: Finding, service: str) -> Finding:
-    """A finding of a service-scope check belongs to that service (its `accept` list applies)."""
-    return replace(finding, service=service)
+                   v.fix, v.needs, "", v.service if service is None else service)
