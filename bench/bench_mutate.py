@@ -6,6 +6,10 @@ The 3-service stack is the bundled example; the others copy its services round-r
 new names (`bench_render.many_services`), each copy keeping its numbers. Prints, per size, the
 median (and best) of N runs beside the target the issue sets: 100 services < 60 s on 2 cores.
 Smaller sizes have no target of their own; they show how the run grows with the stack.
+
+No part of a run is shared between copies: `mutate` keeps no content cache across services,
+and the simulation seeds its random phases with the service's name (`timing.simulate`), so
+every copy is judged and simulated on its own, as a stack whose numbers all differ would be.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ def main() -> int:
     args = parser.parse_args()
     over = 0
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at start")
+    print("copies share nothing: no content cache, and each service's name seeds its own simulation")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.sizes.split(",")):
             stack = None

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra import kube
+from infra import rollout as argo
 from timing.conventions import fact_annotations
 from timing.heartbeat_config import OBSERVABLE_LABEL
 from timing.invariants.kube import pod_labels
@@ -41,8 +42,9 @@ class Workload(pulumi.ComponentResource):
     """Outputs: `workload` (Deployment or StatefulSet), `service`, `pdb` (or None),
     `binding` (TargetGroupBinding, or None without an LB), `hpa` (or None)."""
 
-    workload: k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet
+    workload: k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource
     service: k8s.core.v1.Service
+    preview: k8s.core.v1.Service | None
     pdb: k8s.policy.v1.PodDisruptionBudget | None
     binding: k8s.apiextensions.CustomResource | None
     hpa: k8s.autoscaling.v2.HorizontalPodAutoscaler | None
@@ -53,12 +55,16 @@ class Workload(pulumi.ComponentResource):
         svc = args.service
         if svc.lb is not None and args.target_group_arn is None:
             raise ValueError(f"{svc.name}: a service with an lb needs its target group's ARN")
+        if svc.argo is not None and svc.argo.strategy != "blueGreen":
+            raise ValueError(f"{svc.name}: infra deploys blue-green Rollouts; a canary routed by the ALB needs an "
+                             "Ingress the controller manages (check, simulate, audit and the policy pack judge it)")
         base = pod_labels(svc)
         labels = {**base, OBSERVABLE_LABEL[0]: OBSERVABLE_LABEL[1]} if args.observable else base
         selector = kube.selector_labels(base)
         child = pulumi.ResourceOptions(parent=self, depends_on=[args.namespace])
 
         self.service = self._service(name, svc, selector, child)
+        self.preview = self._preview(name, svc, selector, child)
         headless = self._headless(name, svc, selector, child)
         self.binding = self._binding(name, svc, args.target_group_arn, child)
         self.pdb = (k8s.policy.v1.PodDisruptionBudget(
@@ -68,12 +74,15 @@ class Workload(pulumi.ComponentResource):
 
         # The webhook injects readiness gates only when a pod is created: the Service and the
         # TargetGroupBinding must exist before the first pod, or the gate protects nothing.
-        before = [args.namespace, self.service] + [r for r in (headless, self.binding) if r]
+        # An Argo Rollout also needs its active and preview Services before it starts.
+        before = [args.namespace, self.service] + [r for r in (headless, self.binding, self.preview) if r]
         self.workload = self._workload(name, svc, args.kubernetes_version, labels, selector,
                                        headless, pulumi.ResourceOptions(parent=self,
                                                                         depends_on=before))
         self.hpa = self._hpa(name, svc, child)
-        self.register_outputs({"workload": self.workload.metadata.name,
+        # A CustomResource's metadata is untyped (a mapping), a Deployment's an ObjectMeta.
+        name_of = self.workload.metadata.apply(lambda m: m["name"] if isinstance(m, dict) else m.name)
+        self.register_outputs({"workload": name_of,
                                "service": self.service.metadata.name})
 
     def _service(self, name: str, svc: Service, selector: dict[str, str],
@@ -94,6 +103,18 @@ class Workload(pulumi.ComponentResource):
                                              external_traffic_policy=svc.lb.external_traffic_policy
                                              if node_port else None),
             opts=opts)
+
+    def _preview(self, name: str, svc: Service, selector: dict[str, str],
+                 opts: pulumi.ResourceOptions) -> k8s.core.v1.Service | None:
+        """A blue-green Rollout's preview Service: the new pods before the switch (the
+        controller adds the ReplicaSet's hash to both Services' selectors)."""
+        if svc.argo is None:
+            return None
+        port = k8s.core.v1.ServicePortArgs(name="traffic", port=svc.container_port,
+                                           target_port=svc.container_port, protocol="TCP")
+        return k8s.core.v1.Service(
+            f"{name}-preview", metadata=kube.metadata(argo.preview_name(svc), svc.namespace, selector),
+            spec=k8s.core.v1.ServiceSpecArgs(type="ClusterIP", selector=selector, ports=[port]), opts=opts)
 
     def _headless(self, name: str, svc: Service, selector: dict[str, str],
                   opts: pulumi.ResourceOptions) -> k8s.core.v1.Service | None:
@@ -123,7 +144,8 @@ class Workload(pulumi.ComponentResource):
 
     def _workload(self, name: str, svc: Service, version: str, labels: dict[str, str],
                   selector: dict[str, str], headless: k8s.core.v1.Service | None,
-                  opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet:
+                  opts: pulumi.ResourceOptions
+                  ) -> k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource:
         volumes, mounts = kube.scratch(svc.hardening)
         container = k8s.core.v1.ContainerArgs(
             name=svc.name, image=svc.image,
@@ -147,6 +169,8 @@ class Workload(pulumi.ComponentResource):
         match = k8s.meta.v1.LabelSelectorArgs(match_labels=selector)
         # Under an HPA, `replicas` stays unset: every apply would reset the HPA's count.
         replicas = svc.replicas if svc.hpa is None else None
+        if svc.argo is not None:
+            return argo.rollout(name, svc, meta, replicas, selector, template, opts)
         if svc.kind == "Deployment":
             return k8s.apps.v1.Deployment(
                 f"{name}-deployment", metadata=meta,
@@ -177,7 +201,8 @@ class Workload(pulumi.ComponentResource):
             f"{name}-hpa", metadata=kube.metadata(svc.name, svc.namespace),
             spec=v2.HorizontalPodAutoscalerSpecArgs(
                 scale_target_ref=v2.CrossVersionObjectReferenceArgs(
-                    api_version="apps/v1", kind=svc.kind, name=svc.name),
+                    api_version=argo.API_VERSION if svc.argo else "apps/v1",
+                    kind=argo.KIND if svc.argo else svc.kind, name=svc.name),
                 min_replicas=svc.hpa.min_replicas, max_replicas=svc.hpa.max_replicas,
                 metrics=[v2.MetricSpecArgs(type="Resource", resource=v2.ResourceMetricSourceArgs(
                     name="cpu", target=v2.MetricTargetArgs(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from timing.bind import judge, link
 from timing.bind.judge import Judgement
-from timing.bind.resource import R53_CHECK, TARGET_GROUP, WORKLOADS, PULUMI_KINDS
+from timing.bind.resource import R53_CHECK, TARGET_GROUP, WORKLOAD_TYPES, WORKLOADS, PULUMI_KINDS
 from timing.findings import Finding
 from timing.invariants import RULES
 
@@ -27,7 +27,7 @@ Located = tuple[Finding, str | None]  # a finding and the URN it is reported aga
 READS: dict[str, tuple[str, ...]] = {
     "target group": tuple(t for t, k in PULUMI_KINDS.items() if k == TARGET_GROUP),
     "Route 53 health check": tuple(t for t, k in PULUMI_KINDS.items() if k == R53_CHECK),
-    "workload": tuple(f"kubernetes:apps/v1:{k}" for k in WORKLOADS),
+    "workload": tuple(WORKLOAD_TYPES[k] for k in WORKLOADS),
 }
 RESOURCE_RULES: dict[str, tuple[str, ...]] = {
     r.id: tuple(t for kind in r.reads.split(", ") for t in READS[kind]) for r in RULES if r.decided == "resource"}

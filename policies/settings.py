@@ -38,6 +38,9 @@ SCHEMA = PolicyConfigSchema(properties={
     "entry_service": {"type": "string",
                       "description": "the regional entry workload the failover health checks probe "
                                      "(default: the only workload behind an HTTP(S) target group)"},
+    "assume_lbc_services": {"type": "boolean", "default": False,
+                            "description": "take a `type: LoadBalancer` Service without loadBalancerClass for an "
+                                           "AWS Load Balancer Controller NLB (LBC >= 2.5's Service webhook)"},
 })
 
 
@@ -49,6 +52,7 @@ class Settings:
     alb_idle_timeout_s: int = ALB.lbc_defaults["idle_timeout_s"]
     kubernetes_version: str = NATIVE_SLEEP_VERSION
     entry_service: str | None = None
+    assume_lbc_services: bool = False
 
     @property
     def ctx(self) -> Ctx:
@@ -59,7 +63,8 @@ class Settings:
         """What the linker takes from the policy config (see `timing.bind.link.link`)."""
         return {"deregistration_propagation_s": self.deregistration_propagation_s,
                 "registration_propagation_s": self.registration_propagation_s,
-                "alb_idle_timeout_s": self.alb_idle_timeout_s, "entry_service": self.entry_service}
+                "alb_idle_timeout_s": self.alb_idle_timeout_s, "entry_service": self.entry_service,
+                "assume_lbc_services": self.assume_lbc_services}
 
 
 def settings(config: Mapping[str, Any] | None) -> Settings:

@@ -20,6 +20,7 @@ APP_ANNOTATIONS = {"warmup_s": "warmup-seconds", "max_request_s": "max-request-s
                    "max_recovery_s": "max-recovery-seconds", "keepalive_s": "keepalive-seconds",
                    "catch_up_s": "catch-up-seconds"}
 FINISH_ANNOTATION = "finish-seconds"
+DRAIN_ANNOTATION = "drain-seconds"  # what a preStop command that is not a sleep takes (audit)
 ACCEPT_ANNOTATION = "accept"
 
 # ---- the AWS Load Balancer Controller's readiness gate ------------------------------------------

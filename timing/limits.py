@@ -56,6 +56,11 @@ CONTROLLER_GATE_POLL_S: Final = 15  # LBC re-checks target health for readiness 
 STATEFULSET_SCHEDULE_DEFAULT: Final = 10
 MARGIN_DEFAULT: Final = 5
 NATIVE_SLEEP_SINCE: Final = (1, 30)  # kubelet `sleep` lifecycle action is on by default
+# Argo Rollouts (utils/defaults/defaults.go, docs/features/specification.md): blue-green, and a
+# canary with traffic routing, wait 30 s after the switch before scaling the old ReplicaSet
+# down; on abort the new one waits 30 s too (0 there means it is kept). A basic canary has no
+# such delay. Canary maxSurge/maxUnavailable default to 25% each, as a Deployment's.
+ARGO_SCALE_DOWN_DELAY_DEFAULT: Final = 30
 
 K8S_DEFAULTS: Final = {
     "grace_s": 30, "period_s": 10, "timeout_s": 1, "success_threshold": 1,

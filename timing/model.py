@@ -199,14 +199,18 @@ class Probes(Strict):
 
 # ---- shutdown, rollout, disruption ---------------------------------------------------------
 class Shutdown(Strict):
-    drain_s: Seconds = Field(description="preStop sleep, or seconds served while failing the LB check")
+    drain_s: Seconds | None = Field(
+        description="preStop sleep, or seconds served while failing the LB check; null: unknown (what `audit` "
+        "reads from a preStop command that is not a sleep, without a lockstep.dev/drain-seconds annotation): "
+        "a stack config must state it")
     finish_s: Seconds | None = Field(description="time to finish in-flight work after the server stops accepting")
     grace_s: _int(L.GRACE) = Field(description="terminationGracePeriodSeconds")
     node_termination_budget_s: Seconds | None = Field(
         default=None, description="e.g. 120 for spot interruptions: caps the grace period")
-    prestop: Literal["sleep", "exec", "none"] | None = Field(
+    prestop: Literal["sleep", "exec", "none", "command"] | None = Field(
         default=None,
-        description="null: the native `sleep` action on Kubernetes >= 1.30, `exec sleep` before",
+        description="null: the native `sleep` action on Kubernetes >= 1.30, `exec sleep` before; "
+        "command: an `exec` hook that runs something other than sleep (read by `audit`, never deployed)",
     )
 
 
@@ -220,6 +224,31 @@ class Rollout(Strict):
     max_unavailable: IntOrPercent = L.K8S_DEFAULTS["max_unavailable"]
     min_ready_s: _int(L.MIN_READY) = L.K8S_DEFAULTS["min_ready_s"]
     progress_deadline_s: _int(L.PROGRESS_DEADLINE) = L.K8S_DEFAULTS["progress_deadline_s"]
+
+
+class ArgoRollout(Strict):
+    """The service is an Argo Rollout (`argoproj.io/v1alpha1`): its ReplicaSets roll as a
+    Deployment's do (the service's `kind` stays Deployment), and after the switch the old
+    ReplicaSet is scaled down after `scale_down_delay_s`."""
+
+    strategy: Literal["blueGreen", "canary"]
+    traffic_routing: Literal["alb"] | None = Field(
+        default=None, description="canary only: weights set on the ALB listener (trafficRouting.alb); "
+        "null: a basic canary, weighted by pod counts (no scale-down delay applies)")
+    scale_down_delay_s: Seconds = Field(
+        default=L.ARGO_SCALE_DOWN_DELAY_DEFAULT,
+        description="scaleDownDelaySeconds: after the switch, the old ReplicaSet waits this long before it is "
+        "scaled down (blue-green, and canary with traffic routing)")
+    abort_scale_down_delay_s: Seconds = Field(
+        default=L.ARGO_SCALE_DOWN_DELAY_DEFAULT,
+        description="abortScaleDownDelaySeconds: on abort, the new ReplicaSet waits this long before it is scaled "
+        "down; 0: it is never scaled down")
+
+    @model_validator(mode="after")
+    def _routing(self) -> ArgoRollout:
+        if self.strategy == "blueGreen" and self.traffic_routing is not None:
+            raise ValueError("traffic_routing is a canary setting (blue-green switches the active Service)")
+        return self
 
 
 class Pdb(Strict):
@@ -298,6 +327,8 @@ class Service(Strict):
     pdb: Pdb | None = None
     hpa: Hpa | None = None
     readiness_gate: ReadinessGate | None = None
+    argo: ArgoRollout | None = Field(default=None, description="the workload is an Argo Rollout (null: a "
+                                     "Deployment or StatefulSet)")
     schedule_s: Seconds = Field(default=L.STATEFULSET_SCHEDULE_DEFAULT,
                                 description="StatefulSet: scheduling + image pull of a replacement")
     resources: Resources = Resources()

@@ -44,4 +44,16 @@ def reference_errors(stack: Stack) -> list[str]:
         # (an HPA on a StatefulSet is allowed: HPAs scale StatefulSets too)
         if svc.readiness_gate is not None and svc.lb is None:
             problems.append(f"services.{i}.readiness_gate: needs an lb (the gate reports target health)")
+        # What audit reads from a preStop command it cannot time; a stack deploys a sleep.
+        if svc.shutdown.drain_s is None:
+            problems.append(f"services.{i}.shutdown.drain_s: required (the preStop drain a stack deploys)")
+        if svc.shutdown.prestop == "command":
+            problems.append(f"services.{i}.shutdown.prestop: 'command' is what audit reads from a preStop that "
+                            "is not a sleep; a stack deploys sleep, exec or none")
+        if svc.argo is not None and svc.kind != "Deployment":
+            problems.append(f"services.{i}.argo: an Argo Rollout rolls ReplicaSets: kind must be Deployment")
+        if svc.argo is not None and svc.argo.strategy == "blueGreen" and (
+                svc.rollout.max_surge != "100%" or svc.rollout.max_unavailable not in (0, "0%")):
+            problems.append(f"services.{i}.rollout: a blue-green Rollout brings the whole new ReplicaSet up beside "
+                            "the old one: max_surge '100%', max_unavailable 0")
     return problems

@@ -51,6 +51,9 @@ def test_bundle_gets_its_expected_verdict(name, run_audit):
     notes = " | ".join(run.notes())
     for fragment in expected.get("notes", []):
         assert fragment in notes
+    warnings = " | ".join(run.report["warnings"])
+    for fragment in expected.get("warnings", []):
+        assert fragment in warnings
 
 
 def test_the_corpus_breaks_every_rule_manifests_can_decide(run_audit):

@@ -40,6 +40,7 @@ def stack(tmp_path: Path, text: str) -> str:
 # ---- the stack config: values YAML cannot construct, limits, duplicates ------------------------
 @pytest.mark.parametrize(("value", "problem"), [
     ("!!int abc", "cannot read 'abc' as !!int"),
+    ("!!int ²", "cannot read '²' as !!int"),  # a digit to str.isdigit, not to int(): was a traceback
     ("!!bool maybe", "cannot read 'maybe' as !!bool"),
     ("!!timestamp foo", "cannot read 'foo' as !!timestamp"),
     ("!!float x", "cannot read 'x' as !!float"),

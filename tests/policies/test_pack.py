@@ -15,7 +15,7 @@ from policies.rules import ACCEPTED, READABLE, all_policies, severities
 from policies.settings import Settings, settings
 from timing.invariants import RULE_IDS
 
-from tests.policies.support import compliant, edited, urn, violations
+from tests.policies.support import DELETE, compliant, edited, urn, violations
 
 DEP = "kubernetes:apps/v1:Deployment"
 
@@ -52,9 +52,19 @@ def test_an_accepted_finding_is_reported_by_the_accepted_policy_not_the_rules():
 
 
 def test_a_resource_the_pack_cannot_read_is_named_by_the_readable_policy():
-    stack = edited({"feed-deployment:spec:template:spec:containers:0:ports": []})
+    stack = edited({"feed-deployment:spec:template:spec:containers:0:ports": [],
+                    "feed-deployment:spec:template:spec:containers:0:readinessProbe": DELETE,
+                    "feed-deployment:spec:template:spec:containers:0:livenessProbe": DELETE})
     assert violations(READABLE, stack) == [
-        ("lockstep cannot judge this resource: container 'feed' declares no port", urn(DEP, "feed-deployment"))]
+        ("lockstep cannot judge this resource: container 'feed' declares no port, and no probe or Service names "
+         "one", urn(DEP, "feed-deployment"))]
+
+
+def test_a_workload_declaring_no_port_is_judged_at_the_port_its_probes_ask():
+    stack = edited({"feed-deployment:spec:template:spec:containers:0:ports": [],
+                    "feed-pdb:spec:minAvailable": 2.0})
+    assert violations(READABLE, stack) == []
+    assert [urn for _, urn in violations("pdb-allows-eviction", stack)] == [urn(DEP, "feed-deployment")]
 
 
 def test_an_ambiguous_failover_entry_service_asks_for_the_config_key():

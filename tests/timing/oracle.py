@@ -151,6 +151,16 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
             if ("deregistration" in lb.removal and lb.deregistration_connection_termination
                     and lb.deregistration_delay_s > grace):
                 bad.add("nlb-connections-survive-removal")
+    if lb is not None and svc.probes.readiness is None:
+        bad.add("readiness-probe-behind-lb")
+    argo = svc.argo
+    if argo is not None and (argo.strategy == "blueGreen" or argo.traffic_routing == "alb"):
+        if lb is None:
+            switch = 10
+        else:
+            switch = lb.endpoint_propagation_s + (lb.deregistration_propagation_s if lb.target_type == "ip" else 0)
+        if argo.scale_down_delay_s < switch + margin or 0 < argo.abort_scale_down_delay_s < switch + margin:
+            bad.add("rollout-scale-down-outlasts-switch")
     tol_probe = svc.probes.startup or svc.probes.liveness
     if tol_probe is not None:
         tol = tol_probe.initial_delay_s + (tol_probe.failure_threshold - 1) * tol_probe.period_s

@@ -230,9 +230,22 @@ def test_prestop_reads_the_native_sleep_action():
     assert x.prestop({"lifecycle": {"preStop": {"sleep": {"seconds": 20.0}}}}) == ("sleep", 20)
 
 
-def test_prestop_reads_an_exec_sleep_and_an_exec_without_sleep_drains_zero():
+def test_prestop_reads_an_exec_sleep():
     assert x.prestop({"lifecycle": {"preStop": {"exec": {"command": ["sleep", "15"]}}}}) == ("exec", 15)
-    assert x.prestop({"lifecycle": {"preStop": {"exec": {"command": ["drain"]}}}}) == ("exec", 0)
+
+
+def test_a_prestop_command_that_is_not_a_sleep_drains_for_an_unknown_time_unless_stated():
+    hook = {"lifecycle": {"preStop": {"exec": {"command": ["/wait-shutdown"]}}}}
+    assert x.prestop(hook) == ("command", None)
+    assert x.prestop(hook, 25) == ("command", 25)
+
+
+def test_a_workload_states_its_prestop_commands_drain_by_annotation():
+    obj = deployment()
+    obj["spec"]["template"]["spec"]["containers"][0]["lifecycle"] = {"preStop": {"exec": {"command": ["nodetool", "drain"]}}}
+    assert x.workload(obj).shutdown.drain_s is None
+    obj["metadata"]["annotations"] = {"lockstep.dev/drain-seconds": "40"}
+    assert (x.workload(obj).shutdown.drain_s, x.workload(obj).shutdown.prestop) == (40, "command")
 
 
 def test_no_prestop_or_an_http_hook_drains_zero():
@@ -403,15 +416,28 @@ def test_workload_container_port_is_the_ip_target_port():
     assert x.workload(obj, lb=nlb).container_port == 9100
 
 
-def test_a_container_without_ports_serves_the_ip_target_port_or_is_an_error():
+def test_a_container_without_ports_serves_the_ip_target_port_then_its_probe_port_then_the_services():
     obj = deployment()
-    del obj["spec"]["template"]["spec"]["containers"][0]["ports"]
-    obj["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGet"]["port"] = 8080
-    lb = x.target_group({"protocol": "HTTP", "port": 8080, "targetType": "ip"})
-    assert x.workload(obj, lb=lb).container_port == 8080
+    container = obj["spec"]["template"]["spec"]["containers"][0]
+    del container["ports"]
+    container["readinessProbe"]["httpGet"]["port"] = 8080
+    lb = x.target_group({"protocol": "HTTP", "port": 9090, "targetType": "ip"})
+    assert x.workload(obj, lb=lb).container_port == 9090
+    assert x.workload(obj, port_hint=7070).container_port == 8080
+    for name in ("readinessProbe", "livenessProbe", "startupProbe"):
+        container.pop(name, None)
+    assert x.workload(obj, port_hint=7070).container_port == 7070
     with pytest.raises(x.ExtractError) as err:
         x.workload(obj)
-    assert str(err.value) == "container 'api' declares no port"
+    assert str(err.value) == "container 'api' declares no port, and no probe or Service names one"
+
+
+def test_the_probe_port_is_the_readiness_probes_first_then_liveness_then_startup():
+    assert x.probe_port({"livenessProbe": {"tcpSocket": {"port": 81}}, "startupProbe": {"grpc": {"port": 82}}}) == 81
+    assert x.probe_port({"readinessProbe": {"httpGet": {"port": 80}}, "livenessProbe": {"tcpSocket": {"port": 81}}}) == 80
+    assert x.probe_port({"startupProbe": {"grpc": {"port": 82}}}) == 82
+    assert x.probe_port({"readinessProbe": {"httpGet": {"port": "http"}}}) is None
+    assert x.probe_port({"readinessProbe": {"httpGet": {"port": True}}}) is None
 
 
 def test_workload_reads_through_read_only_mappings():

@@ -6,7 +6,7 @@ import argparse
 import re
 import sys
 
-from timing.config import ConfigError
+from timing.inputs import ConfigError
 from timing.inputs import display_name
 from timing.limits import SECONDS
 from timing.textio import cut, cut_text
@@ -15,10 +15,13 @@ HELP = ("audit existing Kubernetes manifests (AWS Load Balancer Controller annot
         "TargetGroupBinding) and `aws elbv2` target-group JSON against the timing invariants")
 EPILOG = """\
 PATH: a file, a directory (recursive: *.yaml, *.yml, *.json) or - for stdin, e.g.
-  kubectl get ns,ingress,svc,deploy,sts,pdb,hpa,targetgroupbindings -A -o yaml | lockstep audit -
+  kubectl get ns,ingressclass,ingress,svc,deploy,sts,ds,pdb,hpa,targetgroupbindings -A -o yaml | lockstep audit -
   aws elbv2 describe-target-groups > tgs.json; lockstep audit manifests/ tgs.json
+  kubectl kustomize overlays/prod | lockstep audit -   (a kustomize tree: audit what it builds)
+  with Argo Rollouts installed, add rollouts to the kubectl get list
 App facts no manifest states come from workload annotations lockstep.dev/warmup-seconds,
-max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds; a rule they
+max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds, and
+drain-seconds (a preStop command that is not a sleep); a rule they
 would decide is reported as skipped, naming the annotation. lockstep.dev/accept: id,... marks
 a deliberate exception (reported as accepted).
 exit codes: 0 consistent (warnings allowed), 1 error findings, 2 unreadable or invalid input,
@@ -49,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kubernetes-version", type=_version, default=None, metavar="X.Y",
                         help="cluster version, for the version-dependent rules (the native sleep preStop action)")
     parser.add_argument("--all", action="store_true", help="text: print every finding in full, passing and skipped ones too")
+    parser.add_argument("--assume-lbc-services", action="store_true",
+                        help="take a plain `type: LoadBalancer` Service (no loadBalancerClass) for an AWS Load "
+                             "Balancer Controller NLB: LBC >= 2.5's Service webhook (on by default) gives new ones "
+                             "its class, which the manifests do not show")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when the input holds nothing to audit (by default that is "
                              "an input error: a `kubectl get` that failed upstream of a pipe)")
@@ -56,13 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from timing import limits as L
-    from timing.audit import audit
+    from timing.audit.core import audit
     from timing.invariants import Ctx, parse_version
 
     margin = L.MARGIN_DEFAULT if args.margin is None else args.margin
     version = parse_version(args.kubernetes_version) if args.kubernetes_version else (0, 0)
-    options = {} if args.deregistration_propagation is None else {
+    options: dict[str, object] = {} if args.deregistration_propagation is None else {
         "deregistration_propagation_s": args.deregistration_propagation}
+    if args.assume_lbc_services:
+        options["assume_lbc_services"] = True
     try:
         result = audit(args.paths, Ctx(margin, version), options)
     except ConfigError:

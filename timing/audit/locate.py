@@ -21,6 +21,8 @@ from timing.heartbeat_config import CONFIGMAP_KEY
 
 NEEDS = {f"app.{f}": C.ANNOTATION + a for f, a in C.APP_ANNOTATIONS.items()}
 NEEDS["shutdown.finish_s"] = C.ANNOTATION + C.FINISH_ANNOTATION
+# Only unknown when a preStop command is not a sleep: a known drain is located at the preStop hook.
+DECIDED_BY = {**NEEDS, "shutdown.drain_s": C.ANNOTATION + C.DRAIN_ANNOTATION}
 PROBES = {"startup": "startupProbe", "readiness": "readinessProbe", "liveness": "livenessProbe"}
 PROBE_KEYS = {v: k for k, v in X.PROBE_FIELDS.items()}
 ROLLOUT = {"max_surge": ("spec", "strategy", "rollingUpdate", "maxSurge"),
@@ -31,7 +33,7 @@ POD = ("spec", "template", "spec")
 
 def needs_annotations(needs: tuple[str, ...]) -> tuple[str, ...]:
     """Unknown model fields → the workload annotation that would decide them."""
-    return tuple(NEEDS.get(n, n) for n in needs)
+    return tuple(DECIDED_BY.get(n, n) for n in needs)
 
 
 def container_index(subject: Subject) -> int:

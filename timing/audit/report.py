@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from timing.audit import Audit, Judged
+from timing.audit.core import Audit, Judged
 
 STATUSES = ("error", "warning", "skipped", "accepted", "ok")
 ORDER = {s: i for i, s in enumerate(STATUSES)}
@@ -52,6 +52,7 @@ def text(audit: Audit, show_all: bool = False) -> str:
             lines.append(f"  ({ok} passing)")
         lines += [f"  note: {n}" for n in j.notes]
         lines.append("")
+    lines += [f"WARNING {w}" for w in audit.warnings]
     lines += [f"note: {n}" for n in audit.notes]
     lines.append(f"lockstep audit: {summary(audit)}")
     return "\n".join(lines)
@@ -65,5 +66,6 @@ def judged_dict(j: Judged) -> dict[str, object]:
 def as_json(audit: Audit) -> str:
     counts = Counter(f.status for f in audit.findings)
     return json.dumps({"ok": not audit.failed, "summary": {s: counts.get(s, 0) for s in STATUSES},
-                       "subjects": [judged_dict(j) for j in audit.judged], "notes": audit.notes},
+                       "subjects": [judged_dict(j) for j in audit.judged], "warnings": audit.warnings,
+                       "notes": audit.notes},
                       ensure_ascii=False, separators=(",", ":"))

@@ -13,7 +13,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from timing.audit import Audit, Located
+from timing.audit.core import Audit, Located
 from timing.audit.locate import fields_of
 from timing.invariants import RULE_IDS, RULES
 
@@ -72,7 +72,7 @@ def as_sarif(audit: Audit, version: str = "0.1.0") -> str:
                                "rules": [rule_entry(r) for r in RULE_IDS]}},
            "originalUriBaseIds": {"SRCROOT": {"uri": Path.cwd().resolve().as_uri() + "/"}},
            "results": results,
-           "properties": {"notes": audit.notes}}
+           "properties": {"notes": audit.notes, "warnings": audit.warnings}}
     # Compact: a cluster's audit has thousands of results, and json's C encoder needs no indent.
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, ensure_ascii=False,
                       separators=(",", ":"))

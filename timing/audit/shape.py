@@ -74,6 +74,19 @@ SHAPES: dict[str, list[Check]] = {
                    ("spec.strategy.rollingUpdate.maxUnavailable", *INTSTR),
                    ("spec.progressDeadlineSeconds", *INT)],
     "StatefulSet": [*WORKLOAD, ("spec.updateStrategy", *MAP)],
+    # Argo Rollouts: the pod template may come from a `workloadRef`'d Deployment instead.
+    "Rollout": [*WORKLOAD, ("spec.progressDeadlineSeconds", *INT), ("spec.workloadRef", *MAP),
+                ("spec.workloadRef.name", *STR), ("spec.workloadRef.kind", *STR), ("spec.strategy", *MAP),
+                *[(f"spec.strategy.{s}", *MAP) for s in ("blueGreen", "canary")],
+                *[(f"spec.strategy.{s}.{k}", *INT) for s in ("blueGreen", "canary")
+                  for k in ("scaleDownDelaySeconds", "abortScaleDownDelaySeconds")],
+                ("spec.strategy.canary.maxSurge", *INTSTR), ("spec.strategy.canary.maxUnavailable", *INTSTR),
+                ("spec.strategy.canary.stableService", *STR), ("spec.strategy.canary.trafficRouting", *MAP),
+                ("spec.strategy.canary.trafficRouting.alb", *MAP),
+                ("spec.strategy.canary.trafficRouting.alb.ingress", *STR),
+                ("spec.strategy.canary.trafficRouting.alb.rootService", *STR),
+                ("spec.strategy.canary.trafficRouting.alb.servicePort", *INT)],
+    "IngressClassParams": [("spec", *MAP), ("spec.loadBalancerAttributes", *MAPS)],
     "Service": [("spec", *MAP), ("spec.type", *STR), ("spec.selector", *STRMAP), ("spec.ports", *MAPS),
                 ("spec.loadBalancerClass", *STR)],
     "Ingress": [("spec", *MAP), ("spec.ingressClassName", *STR), ("spec.rules", *MAPS),
@@ -101,6 +114,8 @@ AWS_TG = [("TargetGroupArn", *STR), ("TargetGroupName", *STR), ("Protocol", *STR
           ("LoadBalancerArns", _strs, "a list of ARNs"), ("Matcher", *MAP)]
 
 
+PROBE_CHECKS = [(f"{name}.{n}", *INT) for name in ("readinessProbe", "livenessProbe", "startupProbe")
+                for n in PROBE_NUMBERS]  # built once, not per container
 SERVICE_PORT = [("port", *INT), ("targetPort", *INTSTR), ("name", *STR)]
 BACKEND = [("service", *MAP), ("service.name", *STR), ("service.port", *MAP), ("service.port.number", *INT),
            ("service.port.name", *STR), ("serviceName", *STR), ("servicePort", *INTSTR)]
@@ -141,7 +156,7 @@ def problems(obj: Any, checks: list[Check], prefix: str = "") -> list[tuple[str,
     out: list[tuple[str, str]] = []
     bad: list[str] = []
     for path, ok, expected in checks:
-        if any(path.startswith(b + ".") for b in bad):
+        if bad and any(path.startswith(b + ".") for b in bad):
             continue
         present, value = lookup(obj, path)
         if present and value is not None and not ok(value):
@@ -163,13 +178,12 @@ def doc_problems(doc: Doc) -> list[str]:
     found: list[tuple[str, str]] = []
     if kind in SHAPES:
         found += problems(obj, METADATA + SHAPES[kind])
-        if kind in ("Deployment", "StatefulSet") and not found:
+        if kind in ("Deployment", "StatefulSet", "Rollout") and not found:
             _, containers = lookup(obj, "spec.template.spec.containers")
             for i, c in enumerate(containers or []):
                 pre = f"spec.template.spec.containers.{i}."
                 found += problems(c, CONTAINER, pre)
-                for name in ("readinessProbe", "livenessProbe", "startupProbe"):
-                    found += problems(c, [(f"{name}.{n}", *INT) for n in PROBE_NUMBERS], pre)
+                found += problems(c, PROBE_CHECKS, pre)
         if kind == "Service" and not found:
             _, ports = lookup(obj, "spec.ports")
             for i, port in enumerate(ports or []):

@@ -16,6 +16,7 @@ from typing import Any
 from timing import extract as X
 from timing.bind.index import Index
 from timing.bind.resource import Resource, dig
+from timing.controllers import ALB_CONTROLLERS, AUTO_MODE, LBC, LEGACY_ALB_CLASS, NLB_CLASSES
 from timing.conventions import MANAGED_TGB_LABELS
 from timing.lbkinds import KINDS, PROTOCOLS
 from timing.model import LoadBalancer
@@ -44,11 +45,24 @@ def value_of(lb: LoadBalancer, dotted: str) -> Any:
     return node
 
 
+def ingress_class(ing: Resource) -> Any:
+    return dig(ing.obj, "spec", "ingressClassName") or ing.meta("annotations").get("kubernetes.io/ingress.class")
+
+
 def is_alb(ing: Resource, classes: dict[str, Any]) -> bool:
-    cls = dig(ing.obj, "spec", "ingressClassName") or ing.meta("annotations").get("kubernetes.io/ingress.class")
+    """An Ingress the LBC or EKS Auto Mode makes an ALB for: its IngressClass names one of
+    them; without an IngressClass in the input, the LBC's legacy class `alb` (or none, when
+    the Ingress carries the LBC's annotations)."""
+    cls = ingress_class(ing)
     if cls is None:
         return any(str(k).startswith(X.ALB_ANNOTATION) for k in ing.meta("annotations"))
-    return cls == "alb" or classes.get(cls) == "ingress.k8s.aws/alb"
+    if cls in classes:
+        return classes[cls] in ALB_CONTROLLERS
+    return cls == LEGACY_ALB_CLASS
+
+
+def controller_of(ing: Resource, classes: dict[str, Any]) -> str:
+    return ALB_CONTROLLERS.get(classes.get(ingress_class(ing)), LBC)
 
 
 def target_port(svc: Resource, port: Any, workload: Resource) -> int | None:
@@ -114,30 +128,78 @@ def alb_sources(svc: Resource, workload: Resource, idx: Index, ctx: dict[str, An
     for ing, port in idx.backends.get((svc.namespace, svc.name), []):
         if not is_alb(ing, ctx["classes"]):
             continue
-        pod_port = target_port(svc, port, workload)
-        if pod_port is None:
-            notes.append(f"{ing.ref} → {svc.ref}: port {port!r} resolves to no container port: "
-                         "its load balancer is not judged")
-            continue
-        ann = X.alb_annotations(ing.meta("annotations"), svc.meta("annotations"))
-        attrs_from = ing
-        if X.ALB_ANNOTATION + "load-balancer-attributes" not in ing.meta("annotations"):
-            group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
-            attrs_from = ctx["groups"].get(group, ing)
-        ann.pop("load-balancer-attributes", None)  # an Ingress (group) attribute, not a Service one
-        lb_attrs = attrs_from.meta("annotations").get(X.ALB_ANNOTATION + "load-balancer-attributes")
-        if lb_attrs is not None:
-            ann["load-balancer-attributes"] = lb_attrs
-        lb = X.lbc_target_group(ann, "alb", port=pod_port, **ctx["options"])
-        origins, defaults = annotation_origins(lb, "alb", [svc, ing, attrs_from], ing, X.ALB_ANNOTATION)
-        out.append(LbSource(lb, f"{ing.ref} → {svc.ref}", ing, origins, None, defaults))
+        src = alb_source(ing, svc, port, workload, ctx, notes)
+        out += [src] if src is not None else []
     return out
+
+
+def alb_source(ing: Resource, svc: Resource, port: Any, workload: Resource, ctx: dict[str, Any],
+               notes: list[str]) -> LbSource | None:
+    """The ALB target group an Ingress makes for one backend Service port."""
+    pod_port = target_port(svc, port, workload)
+    if pod_port is None:
+        notes.append(f"{ing.ref} → {svc.ref}: port {port!r} resolves to no container port: "
+                     "its load balancer is not judged")
+        return None
+    ann = X.alb_annotations(ing.meta("annotations"), svc.meta("annotations"))
+    attrs_from = ing
+    if X.ALB_ANNOTATION + "load-balancer-attributes" not in ing.meta("annotations"):
+        group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
+        attrs_from = ctx["groups"].get(group, ing)
+    ann.pop("load-balancer-attributes", None)  # an Ingress (group) attribute, not a Service one
+    lb_attrs = attrs_from.meta("annotations").get(X.ALB_ANNOTATION + "load-balancer-attributes")
+    params = ctx["class_params"].get(ingress_class(ing))
+    if lb_attrs is None and params is not None and params[1]:
+        lb_attrs = params[1]  # the IngressClassParams' loadBalancerAttributes (Auto Mode keeps them there)
+        attrs_from = params[0]
+    if lb_attrs is not None:
+        ann["load-balancer-attributes"] = lb_attrs
+    lb = X.lbc_target_group(ann, "alb", port=pod_port, **ctx["options"])
+    origins, defaults = annotation_origins(lb, "alb", [svc, ing, attrs_from], ing, X.ALB_ANNOTATION)
+    if attrs_from.kind == "IngressClassParams" and "idle_timeout.timeout_seconds" in lb_attrs:
+        origins["lb.idle_timeout_s"] = (attrs_from, ("spec", "loadBalancerAttributes"))
+        defaults = [x for x in defaults if not x.startswith("idle_timeout.timeout_seconds")]
+    controller = controller_of(ing, ctx["classes"])
+    via = f"{ing.ref} → {svc.ref}" + (f" ({controller})" if controller != LBC else "")
+    return LbSource(lb, via, ing, origins, None, defaults)
+
+
+def argo_alb_sources(workload: Resource, idx: Index, ctx: dict[str, Any], notes: list[str]) -> list[LbSource]:
+    """A canary Rollout routed by the ALB: the Ingress it names forwards (by the action Argo
+    writes) to the stable and canary Services' target groups on `servicePort`; the stable
+    Service's target group stands for both (the same pods, the same annotations)."""
+    routing = X.alb_routing(workload.obj)
+    if routing is None:
+        return []
+    name, root, port = routing
+    ing = next((i for i in idx.of("Ingress", workload.namespace) if i.name == name), None)
+    stable = dig(workload.obj, "spec", "strategy", "canary", "stableService")
+    svc = next((s for s in idx.of("Service", workload.namespace) if s.name == stable), None)
+    if ing is None or svc is None:
+        missing = f"Ingress {workload.namespace}/{name}" if ing is None else f"Service {workload.namespace}/{stable}"
+        notes.append(f"{workload.ref}: trafficRouting.alb names {missing}, not in the input: its load balancer "
+                     "is not judged")
+        return []
+    ctx["used_services"].add(id(svc))
+    src = alb_source(ing, svc, port, workload, ctx, notes)
+    return [src] if src is not None else []
+
+
+def nlb_managed(svc: Resource, ctx: dict[str, Any]) -> bool:
+    """A LoadBalancer Service the LBC or Auto Mode reconciles; with `--assume-lbc-services`,
+    also one without a class (the LBC's webhook gives new ones its class)."""
+    spec = dig(svc.obj, "spec") or {}
+    cls = dig(spec, "loadBalancerClass")
+    if X.nlb_managed(svc.meta("annotations"), cls):
+        return True
+    return bool(ctx["assume_lbc_services"]) and cls is None and \
+        svc.meta("annotations").get(X.NLB_ANNOTATION + "type") is None
 
 
 def nlb_source(svc: Resource, workload: Resource, ctx: dict[str, Any], notes: list[str]) -> LbSource | None:
     ann = svc.meta("annotations")
     spec = dig(svc.obj, "spec") or {}
-    if dig(spec, "type") != "LoadBalancer" or not X.nlb_managed(ann, dig(spec, "loadBalancerClass")):
+    if dig(spec, "type") != "LoadBalancer" or not nlb_managed(svc, ctx):
         return None
     pod_port = target_port(svc, None, workload)
     if pod_port is None:
@@ -145,7 +207,12 @@ def nlb_source(svc: Resource, workload: Resource, ctx: dict[str, Any], notes: li
         return None
     lb = X.lbc_target_group(X.prefixed(ann, X.NLB_ANNOTATION), "nlb", port=pod_port, **ctx["options"])
     origins, defaults = annotation_origins(lb, "nlb", [svc], svc, X.NLB_ANNOTATION)
-    return LbSource(lb, f"{svc.ref} (NLB)", svc, origins, None, defaults)
+    cls = dig(spec, "loadBalancerClass")
+    controller = NLB_CLASSES.get(cls, LBC)
+    if cls is None and not X.nlb_managed(ann, cls):
+        controller = LBC + ", assumed: --assume-lbc-services"
+    label = "NLB" if controller == LBC else f"NLB, {controller}"
+    return LbSource(lb, f"{svc.ref} ({label})", svc, origins, None, defaults)
 
 
 def unsupported(tg: Resource) -> str:

@@ -22,7 +22,7 @@ from timing import extract as X
 from timing.bind import lbs
 from timing.bind.index import Index
 from timing.bind.lbs import LbSource
-from timing.bind.resource import WORKLOADS, Resource, dig, known
+from timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
 from timing.context import Scene
 from timing.conventions import GATE_CONDITION, GATE_LABEL
 from timing.heartbeat_config import CONFIGMAP_KEY
@@ -83,6 +83,7 @@ class Linked:
     notes: list[str] = field(default_factory=list)
     unreadable: list[tuple[Resource, str]] = field(default_factory=list)  # input errors
     not_judged: list[tuple[Resource, str]] = field(default_factory=list)  # valid, but outside the model
+    warnings: list[tuple[Resource, str]] = field(default_factory=list)  # links that lead nowhere: likely a mistake
 
 
 def pod_labels(r: Resource) -> dict[str, Any]:
@@ -152,6 +153,7 @@ def lb_sources(workload: Resource, idx: Index, ctx: dict[str, Any], notes: list[
             found += lbs.alb_sources(svc, workload, idx, ctx, notes)
             nlb = lbs.nlb_source(svc, workload, ctx, notes)
             found += [nlb] if nlb else []
+    found += lbs.argo_alb_sources(workload, idx, ctx, notes)
     unique: dict[tuple[Any, str], LbSource] = {}
     for src in found:
         unique.setdefault((src.lb, src.via.split(" → ")[-1]), src)
@@ -172,12 +174,56 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
                      if selects_pods(s, pod_labels(workload))]
         linked_to += [src.binding] if src is not None and src.binding is not None else []
         gate = readiness_gate(workload, idx, src, linked_to, own)
-        svc = X.workload(workload.obj, lb=src.lb if src else None, pdb=pdb, hpa=hpa, readiness_gate=gate)
+        svc = X.workload(workload.obj, lb=src.lb if src else None, pdb=pdb, hpa=hpa, readiness_gate=gate,
+                         port_hint=service_port(workload, idx))
         if src and src.defaults:
             own.append("defaults applied: " + ", ".join(src.defaults))
         ns = idx.namespaces.get(workload.namespace) if gate is not None else None
         out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own))
     return out
+
+
+def class_params(idx: Index) -> dict[str, tuple[Resource, str]]:
+    """IngressClass name → (its IngressClassParams, their loadBalancerAttributes as the
+    annotation's `k=v,...`); cluster-scoped, so looked up by name alone."""
+    params = {p.name: p for p in idx.all("IngressClassParams")}
+    out = {}
+    for cls in idx.all("IngressClass"):
+        ref = dig(cls.obj, "spec", "parameters")
+        p = params.get(str(dig(ref, "name"))) if dig(ref, "kind") == "IngressClassParams" else None
+        if p is not None:
+            attrs = [f"{dig(a, 'key')}={dig(a, 'value')}" for a in X.items(dig(p.obj, "spec", "loadBalancerAttributes"))]
+            out[cls.name] = (p, ",".join(attrs))
+    return out
+
+
+def service_port(workload: Resource, idx: Index) -> int | None:
+    """The pod port the first Service selecting these pods sends to (a container that declares
+    no port still listens on it)."""
+    labels = pod_labels(workload)
+    for svc in idx.candidates("Service", workload.namespace, labels):
+        if selects_pods(svc, labels):
+            port = lbs.target_port(svc, None, workload)
+            if port is not None:
+                return port
+    return None
+
+
+def with_template(rollout: Resource, idx: Index) -> tuple[Resource | None, Resource | None, str]:
+    """A Rollout as the linker judges it: its own template, or the template of the Deployment
+    its `workloadRef` names (that Deployment's own `replicas: 0` is deliberate: it only holds
+    the template). (rollout, referenced Deployment, why not) — None and the reason when the
+    reference does not resolve."""
+    ref = dig(rollout.obj, "spec", "workloadRef")
+    if not isinstance(ref, dict):
+        return rollout, None, ""
+    name, kind = dig(ref, "name"), dig(ref, "kind") or "Deployment"
+    target = next((d for d in idx.of(str(kind), rollout.namespace) if d.name == name), None)
+    if target is None or dig(target.obj, "spec", "template") is None:
+        return None, None, f"workloadRef {kind} {rollout.namespace}/{name} not in the input (it holds the pod template)"
+    spec = {**(dig(rollout.obj, "spec") or {}), "template": dig(target.obj, "spec", "template")}
+    merged = Resource(rollout.kind, {**rollout.obj, "spec": spec}, rollout.origin, rollout.deps)
+    return merged, target, ""
 
 
 def heartbeat_links(idx: Index, subjects: list[Subject], linked: Linked) -> None:
@@ -262,22 +308,40 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
     ctx: dict[str, Any] = {
         "options": propagation, "tg_options": tg_options, "used_tgs": set(), "used_pdbs": set(),
         "used_services": set(), "classes": {d.name: dig(d.obj, "spec", "controller") for d in idx.all("IngressClass")},
-        "groups": {},
+        "groups": {}, "assume_lbc_services": bool(options.get("assume_lbc_services")),
+        "class_params": class_params(idx),
     }
     for ing in idx.all("Ingress"):
         group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
         if group and X.ALB_ANNOTATION + "load-balancer-attributes" in ing.meta("annotations"):
             ctx["groups"].setdefault(group, ing)
-    for kind in WORKLOADS:
-        for r in idx.all(kind):
-            try:
-                out.subjects += subjects_of(r, idx, ctx)
-            except (X.ExtractError, ValueError) as err:
-                if "declares no port" in str(err):
-                    # A valid workload (a queue consumer) the model cannot hold: it needs a port.
-                    out.not_judged.append((r, str(err)))
-                else:
-                    out.unreadable.append((r, str(err)))
+    templates: dict[int, Resource] = {}  # Deployments that only hold a Rollout's template
+    rollouts: list[Resource] = []
+    for r in idx.all("Rollout"):
+        merged, target, why = with_template(r, idx)
+        if merged is None:
+            out.not_judged.append((r, why))
+            continue
+        if target is not None:
+            templates[id(target)] = r
+        rollouts.append(merged)
+    judged = [r for kind in WORKLOADS if kind != "Rollout" for r in idx.all(kind) if id(r) not in templates]
+    judged += rollouts
+    for r in idx.all("Deployment") + idx.all("StatefulSet"):
+        if id(r) in templates:
+            out.notes.append(f"{r.ref} ({r.where}): the pod template of {templates[id(r)].ref} (workloadRef; "
+                             "its own replicas are deliberate): judged as the Rollout")
+    for r in judged:
+        try:
+            out.subjects += subjects_of(r, idx, ctx)
+        except (X.ExtractError, ValueError) as err:
+            if "declares no port" in str(err) or "is modelled" in str(err):
+                # A valid workload the model cannot hold (a queue consumer: no port anywhere).
+                out.not_judged.append((r, str(err)))
+            else:
+                out.unreadable.append((r, str(err)))
+    for kind, why in OTHER_WORKLOADS.items():
+        out.not_judged += [(r, f"{kind}: {why}") for r in idx.all(kind)]
     for tg in idx.target_groups:
         if id(tg) in ctx["used_tgs"]:
             continue
@@ -291,17 +355,20 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
     heartbeat_links(idx, out.subjects, out)
     failover_links(idx, out.subjects, options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]
-    out.notes += unlinked(idx, ctx)
+    out.notes += unlinked(idx, ctx, out.warnings)
     return out
 
 
-def unlinked(idx: Index, ctx: dict[str, Any]) -> list[str]:
-    """Load balancer ends that lead nowhere, and PDBs that protect nothing: said, never guessed."""
+def unlinked(idx: Index, ctx: dict[str, Any], warnings: list[tuple[Resource, str]]) -> list[str]:
+    """Load balancer ends that lead nowhere, and PDBs that protect nothing: said, never guessed.
+    An Ingress backend naming a Service the input lacks is a warning: the controller answers
+    its path with 503s (or the input is incomplete, which the user should know too)."""
     notes = []
     services = {(d.namespace, d.name) for d in idx.all("Service")}
     for (ns, svc), uses in sorted(idx.backends.items(), key=lambda kv: kv[0]):
         if (ns, svc) not in services:
-            notes.append(f"{uses[0][0].ref}: backend Service {ns}/{svc} not in the input")
+            warnings.append((uses[0][0], f"{uses[0][0].ref}: backend Service {ns}/{svc} not in the input: its "
+                                         "paths reach no pod (or add the Service to the input)"))
     for ing in idx.all("Ingress"):
         if not lbs.is_alb(ing, ctx["classes"]) and any(str(k).startswith(X.ALB_ANNOTATION)
                                                        for k in ing.meta("annotations")):
@@ -312,9 +379,10 @@ def unlinked(idx: Index, ctx: dict[str, Any]) -> list[str]:
         spec = dig(svc.obj, "spec") or {}
         if dig(spec, "type") != "LoadBalancer":
             continue
-        if not X.nlb_managed(svc.meta("annotations"), dig(spec, "loadBalancerClass")):
+        if not lbs.nlb_managed(svc, ctx):
             notes.append(f"{svc.ref}: a LoadBalancer the AWS Load Balancer Controller does not reconcile "
-                         "(in-tree cloud provider): not modelled")
+                         "(in-tree cloud provider): not modelled (with LBC ≥ 2.5 its webhook makes new ones "
+                         "LBC NLBs: pass --assume-lbc-services)")
         elif id(svc) not in ctx["used_services"]:
             notes.append(f"{svc.ref}: selects no Deployment or StatefulSet in the input")
     for pdb in idx.all("PodDisruptionBudget"):

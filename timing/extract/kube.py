@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from timing import limits as L
-from timing.conventions import FINISH_ANNOTATION
+from timing.conventions import DRAIN_ANNOTATION, FINISH_ANNOTATION
+from timing.extract.argo import argo_rollout_pace, argo_strategy
 from timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation
 from timing.extract.values import ExtractError, amount, build, get, items, num, port_at, put
 from timing.model import Exec, Grpc, Hpa, HttpGet, LoadBalancer, Pdb, Probe, Probes, ReadinessGate, Rollout, Service, Shutdown, TcpSocket
@@ -77,15 +78,18 @@ def sleep_seconds(command: Sequence[Any]) -> int | None:
     return int(match.group(1)) * UNIT[match.group(2)]
 
 
-def prestop(container: Mapping[str, Any]) -> tuple[str, int]:
+def prestop(container: Mapping[str, Any], stated_drain: int | None = None) -> tuple[str, int | None]:
     """(action, drain seconds). The native `sleep` action or an `exec` that sleeps; an `exec`
-    without a recognisable sleep, an `httpGet` hook or none drain for 0 s as far as anyone
-    can tell from the manifest ("exec"/"none", 0)."""
+    that runs something else (an ingress controller's `/wait-shutdown`, `nodetool drain`) takes
+    as long as that command does: unknown ("command", None) unless the workload states it
+    (`lockstep.dev/drain-seconds`, passed as `stated_drain`). An `httpGet` hook or none drain
+    for 0 s as far as anyone can tell from the manifest ("none", 0)."""
     hook = get(container, "lifecycle", "preStop")
     if get(hook, "sleep") is not None:
         return "sleep", num(hook, "sleep", "seconds")
     if get(hook, "exec") is not None:
-        return "exec", sleep_seconds(items(get(hook, "exec", "command"))) or 0
+        slept = sleep_seconds(items(get(hook, "exec", "command")))
+        return ("exec", slept) if slept is not None else ("command", stated_drain)
     return "none", 0
 
 
@@ -103,10 +107,11 @@ def serving_container(pod_spec: Mapping[str, Any], port: int | None = None) -> M
 
 
 def pod_shutdown(pod_spec: Mapping[str, Any], finish_s: int | None,
-                 port: int | None = None) -> Shutdown:
+                 port: int | None = None, stated_drain: int | None = None) -> Shutdown:
     """preStop drain of the serving container, grace (default 30), finish from the caller
-    (annotation `lockstep.dev/finish-seconds`; None = unknown)."""
-    action, drain = prestop(serving_container(pod_spec, port))
+    (annotation `lockstep.dev/finish-seconds`; None = unknown), and the drain a preStop
+    command takes when the workload states it (`lockstep.dev/drain-seconds`)."""
+    action, drain = prestop(serving_container(pod_spec, port), stated_drain)
     grace = num(pod_spec, "terminationGracePeriodSeconds")
     data = {"drain_s": drain, "finish_s": finish_s, "prestop": action,
             "grace_s": L.K8S_DEFAULTS["grace_s"] if grace is None else grace}
@@ -118,6 +123,8 @@ def rollout(obj: Mapping[str, Any]) -> Rollout:
     StatefulSet keeps the defaults for what it lacks (the rules replace its pods one by one)."""
     spec = get(obj, "spec")
     data: dict[str, Any] = {}
+    if get(obj, "kind") == "Rollout":
+        return argo_rollout_pace(spec)
     if get(spec, "strategy", "type") == "Recreate":
         data.update(max_surge=0, max_unavailable="100%")
     put(data, "max_surge", amount(spec, "strategy", "rollingUpdate", "maxSurge"))
@@ -188,32 +195,50 @@ def replica_count(obj: Mapping[str, Any], owned_by_hpa: bool) -> int | None:
 
 def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb | None = None,
              hpa: Hpa | None = None, readiness_gate: ReadinessGate | None = None,
-             annotations: Mapping[str, Any] | None = None) -> Service:
-    """A Deployment/StatefulSet manifest → Service. The serving container is the one that
-    declares the LB's target port (IP targets), else the first declaring a port
-    (`serving_container`); its first declared port is the container port."""
+             annotations: Mapping[str, Any] | None = None, port_hint: int | None = None) -> Service:
+    """A Deployment/StatefulSet/Argo Rollout manifest → Service. The serving container is the
+    one that declares the LB's target port (IP targets), else the first declaring a port
+    (`serving_container`); its first declared port is the container port. A container that
+    declares none serves the port its probes ask, else `port_hint` (the selecting Service's
+    targetPort): containerPort is informational, the pod listens all the same."""
     notes = annotations_of(obj) if annotations is None else annotations
     pod_spec = get(obj, "spec", "template", "spec")
     target = lb.port if lb is not None and lb.target_type == "ip" else None
     container = serving_container(pod_spec, target)
     data = {
         "name": get(obj, "metadata", "name"), "kind": get(obj, "kind"),
-        "image": get(container, "image"), "container_port": serving_port(container, target),
+        "image": get(container, "image"),
+        "container_port": serving_port(container, target, probe_port(container) or port_hint),
         "replicas": replica_count(obj, hpa is not None),
         "labels": dict(get(obj, "spec", "template", "metadata", "labels") or {}), "name_label": False,
         "app": app_facts(notes), "probes": probes(container),
-        "shutdown": pod_shutdown(pod_spec, seconds_annotation(notes, FINISH_ANNOTATION), target),
-        "rollout": rollout(obj), "pdb": pdb, "hpa": hpa, "lb": lb,
+        "shutdown": pod_shutdown(pod_spec, seconds_annotation(notes, FINISH_ANNOTATION), target,
+                                 seconds_annotation(notes, DRAIN_ANNOTATION)),
+        "rollout": rollout(obj), "pdb": pdb, "hpa": hpa, "lb": lb, "argo": argo_strategy(obj),
         "readiness_gate": readiness_gate, "accept": accepts(notes),
     }
     put(data, "namespace", get(obj, "metadata", "namespace"))
+    if get(obj, "kind") == "Rollout":
+        data["kind"] = "Deployment"  # its ReplicaSets roll as a Deployment's; `argo` says it is a Rollout
     return build(Service, data)
 
 
-def serving_port(container: Mapping[str, Any], target: int | None) -> Any:
+def probe_port(container: Mapping[str, Any]) -> int | None:
+    """The port the container's probes ask (readiness first), when one names a number."""
+    for name in ("readinessProbe", "livenessProbe", "startupProbe"):
+        for handler_key in ("httpGet", "tcpSocket", "grpc"):
+            port = get(container, name, handler_key, "port")
+            if isinstance(port, int) and not isinstance(port, bool):
+                return port
+    return None
+
+
+def serving_port(container: Mapping[str, Any], target: int | None, fallback: int | None = None) -> Any:
     declared = [num(p, "containerPort") for p in items(get(container, "ports"))]
     if target in declared or (target is not None and not declared):
         return target
     if declared:
         return declared[0]
-    raise ExtractError(f"container {get(container, 'name')!r} declares no port")
+    if fallback is not None:
+        return fallback
+    raise ExtractError(f"container {get(container, 'name')!r} declares no port, and no probe or Service names one")

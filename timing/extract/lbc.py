@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from timing import limits as L
+from timing.controllers import NLB_CLASSES
 from timing.extract.aws import HC_FIELDS, HTTP_PROTOCOLS, attribute_number, target_group
 from timing.lbkinds import ALB, KINDS, NLB
 from timing.extract.values import ExtractError, annotation_number, get, put
@@ -53,9 +54,10 @@ def alb_annotations(ingress: Mapping[str, Any] | None, service: Mapping[str, Any
 
 
 def nlb_managed(annotations: Mapping[str, Any] | None, load_balancer_class: Any) -> bool:
-    """Whether the controller (not the in-tree cloud provider) reconciles a LoadBalancer Service."""
+    """Whether the controller (the LBC, or EKS Auto Mode's: `timing.controllers`), not the
+    in-tree cloud provider, reconciles a LoadBalancer Service."""
     kind = get(annotations, NLB_ANNOTATION + "type")
-    return load_balancer_class == "service.k8s.aws/nlb" or kind in ("external", "nlb-ip")
+    return load_balancer_class in NLB_CLASSES or kind in ("external", "nlb-ip")
 
 
 def lbc_target_group(annotations: Mapping[str, Any], kind_name: str, *, port: int,

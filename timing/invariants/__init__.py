@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 
 from timing.context import Ctx, Scene, context, parse_version
 from timing.findings import Finding
-from timing.invariants.registry import BY_ID, RULE_IDS, RULES, Check, Rule, Scope, owned, stamp
+from timing.invariants.registry import BY_ID, RULE_IDS, RULES, Check, Rule, Scope, stamp
 from timing.model import LoadBalancer, Stack
 
 __all__ = ["BY_ID", "RULES", "RULE_IDS", "Ctx", "InvariantErrors", "Rule", "Scene", "apply_accepts", "context",
@@ -44,7 +44,7 @@ def run_check(rule: Rule, check: Check, scene: Scene, ctx: Ctx,
             verdicts = check.body(svc.name, svc.lb)  # lb-scope rules read the target group alone
         else:
             verdicts = []
-        found.extend(owned(stamp(rule, v), svc.name) for v in verdicts)
+        found.extend(stamp(rule, v, svc.name) for v in verdicts)
     if check.scope == "lb":
         found.extend(stamp(rule, v) for name, lb in lone for v in check.body(name, lb))
     return found

@@ -16,13 +16,13 @@ a rule).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Literal
 
 from timing.findings import Finding, Severity, Status, Verdict
 from timing.invariants import failover as fo
 from timing.invariants import heartbeat as hb
-from timing.invariants import kube, lb
+from timing.invariants import kube, lb, rollouts
 from timing.invariants import nodes as nd
 
 Scope = Literal["lb", "service", "stack"]
@@ -141,6 +141,9 @@ RULES: tuple[Rule, ...] = (
          "the NLB connection termination attributes are not read from resources yet",
          ("service", nd.nlb_connections_survive_removal)),
     rule("heartbeat-rides-out-rollout", ERROR, "resources", HB + " + PDB", ("stack", nd.heartbeat_rides_out_rollout)),
+    rule("rollout-scale-down-outlasts-switch", ERROR, "resources", "Argo Rollout + LB chain",
+         ("service", rollouts.rollout_scale_down_outlasts_switch)),
+    rule("readiness-probe-behind-lb", ERROR, "resources", CHAIN, ("service", rollouts.readiness_probe_behind_lb)),
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
@@ -148,9 +151,12 @@ RESOURCE_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.decided != "confi
 BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 
-def stamp(rule: Rule, v: Verdict) -> Finding:
+def stamp(rule: Rule, v: Verdict, service: str | None = None) -> Finding:
     """The finding of one verdict: the declaration's id, and its severity — the verdict's
-    case where the rule declares two (a case the rule does not declare is a bug, not a finding)."""
+    case where the rule declares two (a case the rule does not declare is a bug, not a finding).
+    A finding of a service-scope check belongs to that `service` (its `accept` list applies);
+    without one, to the verdict's own. (Built in one call: `dataclasses.replace` per finding
+    was 40 % of judging a 1,000-service stack.)"""
     if v.case is None and len(rule.severities) != 1:
         raise ValueError(f"{rule.id}: a verdict of a two-severity rule must name its case")
     severity = rule.severities[0] if v.case is None else v.case
@@ -158,9 +164,4 @@ def stamp(rule: Rule, v: Verdict) -> Finding:
         raise ValueError(f"{rule.id}: severity {severity!r} is not declared")
     status: Status = severity if v.outcome == "broken" else v.outcome
     return Finding(rule.id, severity, status, v.subject, v.left, v.relation, v.right, v.margin_s, v.slack_s,
-                   v.fix, v.needs, "", v.service)
-
-
-def owned(finding: Finding, service: str) -> Finding:
-    """A finding of a service-scope check belongs to that service (its `accept` list applies)."""
-    return replace(finding, service=service)
+                   v.fix, v.needs, "", v.service if service is None else service)
