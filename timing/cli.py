@@ -1,4 +1,4 @@
-"""`lockstep`: one entry point for every command (also `python -m timing`).
+"""`lockstep`: one entry point for every command (also `python -m lockstep`).
 
 Each command lives in its own module exposing `HELP`, `add_arguments(parser)` and
 `run(args) -> int`. Modules import heavy dependencies (pulumi, kubernetes, pika) only
@@ -19,8 +19,8 @@ import importlib
 import sys
 from typing import Sequence
 
-from timing import textio
-from timing.inputs import ConfigError
+from lockstep.timing import textio
+from lockstep.timing.inputs import ConfigError
 
 COMMANDS: dict[str, str] = {
     "check": "timing.cmd_check",

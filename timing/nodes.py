@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from timing import limits as L
-from timing.derived import field, source_field
-from timing.findings import Term
+from lockstep.timing import limits as L
+from lockstep.timing.derived import field, source_field
+from lockstep.timing.findings import Term
 
 if TYPE_CHECKING:
-    from timing.model import Nodes, Service
+    from lockstep.timing.model import Nodes, Service
 
 
 @dataclass(frozen=True, slots=True)

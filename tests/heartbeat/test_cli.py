@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from heartbeat import http
-from timing.cli import main
-from timing.config import read_stack_file
-from timing.heartbeat_config import BROKER_URL_ENV, runtime_config
+from lockstep.heartbeat import http
+from lockstep.timing.cli import main
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.heartbeat_config import BROKER_URL_ENV, runtime_config
 
 
 def test_the_dry_run_blocks_only_football_and_reports_the_block_only_after_the_gateway_applied_it(capsys):

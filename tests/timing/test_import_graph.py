@@ -79,7 +79,7 @@ def test_the_cycle_finder_finds_a_cycle_it_is_shown() -> None:
 
 def test_the_model_imports_no_rule_and_no_derived_time() -> None:
     g = graph()
-    assert not {d for d in g["timing.model"] if d.startswith(("timing.invariants", "timing.derived"))}
+    assert not {d for d in g["timing.model"] if d.startswith(("lockstep.timing.invariants", "lockstep.timing.derived"))}
 
 
 def test_no_timing_module_is_long_without_a_reason() -> None:

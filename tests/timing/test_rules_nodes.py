@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from tests.timing.strategies import (API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, expect_alone, findings_of,
                                      only, seconds, stamped)
-from timing import limits as L
-from timing import nodes as N
-from timing.invariants import context
-from timing.invariants import nodes as nd
-from timing.model import Nodes, TerminationHandler
+from lockstep.timing import limits as L
+from lockstep.timing import nodes as N
+from lockstep.timing.invariants import context
+from lockstep.timing.invariants import nodes as nd
+from lockstep.timing.model import Nodes, TerminationHandler
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"

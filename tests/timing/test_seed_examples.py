@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.seed003.yaml"
 

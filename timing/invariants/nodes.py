@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from timing import derived as d
-from timing import nodes as N
-from timing.findings import Term, Verdict, holds, judge
-from timing.findings import unknown as unknown_verdict
-from timing.invariants import kube
-from timing.invariants.heartbeat import _observe_delay, _specs
-from timing.lbkinds import KINDS
+from lockstep.timing import derived as d
+from lockstep.timing import nodes as N
+from lockstep.timing.findings import Term, Verdict, holds, judge
+from lockstep.timing.findings import unknown as unknown_verdict
+from lockstep.timing.invariants import kube
+from lockstep.timing.invariants.heartbeat import _observe_delay, _specs
+from lockstep.timing.lbkinds import KINDS
 
 if TYPE_CHECKING:
-    from timing.context import Ctx, Scene
-    from timing.model import Service
+    from lockstep.timing.context import Ctx, Scene
+    from lockstep.timing.model import Service
 
 
 def _slack(v: Verdict) -> int:
