@@ -210,7 +210,7 @@ def main() -> int:
 
     floor_cmd = [sys.executable, "-c", "import sys, yaml; list(yaml.load_all(open(sys.argv[1]), "
                  "Loader=yaml.CSafeLoader))", str(bundle)]
-    audit_cmd = [sys.executable, "-m", "timing", "audit", str(bundle), "--kubernetes-version", "1.30"]
+    audit_cmd = [sys.executable, "-m", "lockstep", "audit", str(bundle), "--kubernetes-version", "1.30"]
     measure_once(audit_cmd)  # warm the page cache and the bytecode
     pairs = [(measure_once(floor_cmd), measure_once(audit_cmd)) for _ in range(args.runs)]
     floor = median_of([f for f, _ in pairs])

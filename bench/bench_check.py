@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 from bench_render import LOCKSTEP, many_services  # the same generated stack
 
-from timing.inputs import BASE, load_yaml, read_text
+from lockstep.timing.inputs import BASE, load_yaml, read_text
 
 TARGET_S = 1.0
 

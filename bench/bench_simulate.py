@@ -14,10 +14,10 @@ import random
 import time
 from dataclasses import replace
 
-from timing.config import read_stack_file
-from timing.sim.engine import Counts, World
-from timing.sim.scenarios import DeploymentRollout
-from timing.sim.spec import service_spec
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.sim.engine import Counts, World
+from lockstep.timing.sim.scenarios import DeploymentRollout
+from lockstep.timing.sim.spec import service_spec
 
 REPLICAS, RATE, SIMULATED_S, START_S = 10, 100.0, 600.0, 30.0
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from timing.config import EXAMPLE, lockstep_values
-from timing.invariants import errors, evaluate
-from timing.model import Stack
+from lockstep.timing.config import EXAMPLE, lockstep_values
+from lockstep.timing.invariants import errors, evaluate
+from lockstep.timing.model import Stack
 
 
 def big_stack_values(n: int) -> dict[str, Any]:

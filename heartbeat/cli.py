@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from timing.config import ConfigError
-from timing.heartbeat_config import (
+from lockstep.timing.config import ConfigError
+from lockstep.timing.heartbeat_config import (
     BROKER_URL_ENV,
     CONFIG_MOUNT,
     CONFIG_PATH_ENV,
@@ -68,8 +68,8 @@ def load_config(path: str | Path) -> RuntimeConfig:
 def _dry_config(args: argparse.Namespace) -> RuntimeConfig:
     if args.config:
         return load_config(args.config)
-    from timing.config import read_stack_file
-    from timing.heartbeat_config import runtime_config
+    from lockstep.timing.config import read_stack_file
+    from lockstep.timing.heartbeat_config import runtime_config
 
     stack = read_stack_file(args.stack)
     try:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         if not (args.dry_run and args.once):
             raise ConfigError(["--once and --dry-run go together (a replay of recorded observations); "
                                "to run the service give --config only"])
-        from heartbeat import dryrun
+        from lockstep.heartbeat import dryrun
 
         cfg = _dry_config(args)
         return dryrun.run(cfg, dryrun.load(args.observations), sys.stdout, as_json=args.json)
@@ -95,6 +95,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError([f"{BROKER_URL_ENV}: not set (the AMQP URL, from the Secret key {SECRET_KEY!r})"])
     if not url.startswith(("amqp://", "amqps://")):
         raise ConfigError([f"{BROKER_URL_ENV}: expected an amqp:// or amqps:// URL"])
-    from heartbeat.runtime import serve
+    from lockstep.heartbeat.runtime import serve
 
     return serve(cfg, url, kubeconfig=args.kubeconfig)

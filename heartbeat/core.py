@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from heartbeat import decide, observe
-from heartbeat.decide import Command, ScopeState
-from heartbeat.observe import Key, Memory, Snapshot, Verdict
-from timing.heartbeat_config import RuntimeConfig
+from lockstep.heartbeat import decide, observe
+from lockstep.heartbeat.decide import Command, ScopeState
+from lockstep.heartbeat.observe import Key, Memory, Snapshot, Verdict
+from lockstep.timing.heartbeat_config import RuntimeConfig
 
 OBSERVER = "kube-api"
 BROKER = "broker"

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, Mapping
 
-from heartbeat.observe import Verdict
-from timing.heartbeat_config import SpecConfig
+from lockstep.heartbeat.observe import Verdict
+from lockstep.timing.heartbeat_config import SpecConfig
 
 Action = Literal["block", "unblock"]
 

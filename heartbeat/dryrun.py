@@ -21,12 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from heartbeat.messages import BEATS, COMMANDS, Message, ack_message
-from heartbeat.observe import Key, Snapshot, needs_pods, pod_from_k8s, snapshot_from_k8s
-from heartbeat.publish import Publisher
-from heartbeat.runtime import Runtime
-from timing.config import ConfigError
-from timing.heartbeat_config import RuntimeConfig
+from lockstep.heartbeat.messages import BEATS, COMMANDS, Message, ack_message
+from lockstep.heartbeat.observe import Key, Snapshot, needs_pods, pod_from_k8s, snapshot_from_k8s
+from lockstep.heartbeat.publish import Publisher
+from lockstep.heartbeat.runtime import Runtime
+from lockstep.timing.config import ConfigError
+from lockstep.timing.heartbeat_config import RuntimeConfig
 
 EXAMPLE = Path(__file__).resolve().parent / "examples" / "observations.json"
 MAX_REPLAY_S = 7 * 86400  # a week of simulated seconds: about a minute of replay at most

@@ -18,7 +18,7 @@ The user supplies `apply(command)`: stop or resume the traffic of `command.spec`
 `BeatListener` is the client contract for beats: it hands a beat to the callback only while
 its `expires_at` lies in the future (a beat held up in a frozen broker is dropped).
 
-Run `python -m heartbeat.examples.gateway_example --help` for a runnable gateway.
+Run `python -m lockstep.heartbeat.examples.gateway_example --help` for a runnable gateway.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from heartbeat.messages import ack_message, beat_is_current
-from heartbeat.publish import Backoff, abort_connection, broker_errors, quiet_pika
-from timing.heartbeat_config import SCHEMA_VERSION
+from lockstep.heartbeat.messages import ack_message, beat_is_current
+from lockstep.heartbeat.publish import Backoff, abort_connection, broker_errors, quiet_pika
+from lockstep.timing.heartbeat_config import SCHEMA_VERSION
 
 log = logging.getLogger("heartbeat.gateway")
 SEEN_IDS = 100_000  # command ids remembered for de-duplication (a day of decisions, many times over)

@@ -31,9 +31,9 @@ import threading
 import time
 from typing import Any
 
-from heartbeat.observe import Key, Snapshot, needs_pods, pod_from_k8s, snapshot_from_k8s
-from timing.config import ConfigError
-from timing.heartbeat_config import OBSERVABLE_LABEL, RuntimeConfig
+from lockstep.heartbeat.observe import Key, Snapshot, needs_pods, pod_from_k8s, snapshot_from_k8s
+from lockstep.timing.config import ConfigError
+from lockstep.timing.heartbeat_config import OBSERVABLE_LABEL, RuntimeConfig
 
 LABEL_SELECTOR = f"{OBSERVABLE_LABEL[0]}={OBSERVABLE_LABEL[1]}"
 API_TIMEOUT_S = 5.0  # connect and read timeout of every list call: a hung API server fails fast

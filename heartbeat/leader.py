@@ -22,7 +22,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from timing.heartbeat_config import LeaseConfig
+from lockstep.timing.heartbeat_config import LeaseConfig
 
 log = logging.getLogger("heartbeat.leader")
 BLOCKED_ANNOTATION = "lockstep.dev/blocked-scopes"

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from heartbeat.core import ScopeView
-from heartbeat.decide import Command
-from timing.heartbeat_config import SCHEMA_VERSION, RuntimeConfig, SpecConfig
+from lockstep.heartbeat.core import ScopeView
+from lockstep.heartbeat.decide import Command
+from lockstep.timing.heartbeat_config import SCHEMA_VERSION, RuntimeConfig, SpecConfig
 
 COMMANDS = "commands"
 BEATS = "beats"

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from timing.derived import scaled
-from timing.heartbeat_config import WatchedWorkload
+from lockstep.timing.derived import scaled
+from lockstep.timing.heartbeat_config import WatchedWorkload
 
 Key = tuple[str, str, str]  # (kind, namespace, name)
 

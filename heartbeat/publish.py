@@ -37,7 +37,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from heartbeat.messages import BEATS, COMMANDS, Message, parse_ack, remaining_ttl_ms
+from lockstep.heartbeat.messages import BEATS, COMMANDS, Message, parse_ack, remaining_ttl_ms
 
 log = logging.getLogger("heartbeat.publish")
 

@@ -30,13 +30,13 @@ import threading
 import time
 from typing import Any, Callable, Protocol
 
-from heartbeat.core import BROKER, GATEWAY, OBSERVER, Core, ScopeView
-from heartbeat.decide import Command
-from heartbeat.messages import beat_message, command_message, new_epoch
-from heartbeat.observe import Key, Snapshot
-from heartbeat.messages import Message
-from heartbeat.publish import Publisher
-from timing.heartbeat_config import RuntimeConfig
+from lockstep.heartbeat.core import BROKER, GATEWAY, OBSERVER, Core, ScopeView
+from lockstep.heartbeat.decide import Command
+from lockstep.heartbeat.messages import beat_message, command_message, new_epoch
+from lockstep.heartbeat.observe import Key, Snapshot
+from lockstep.heartbeat.messages import Message
+from lockstep.heartbeat.publish import Publisher
+from lockstep.timing.heartbeat_config import RuntimeConfig
 
 log = logging.getLogger("heartbeat.runtime")
 LOOP_WAIT_S = 1.0  # the service loop waits at most this long between ticks
@@ -242,11 +242,11 @@ def setup_logging(level: str = "INFO") -> None:
 
 # ---- the service ---------------------------------------------------------------------------
 def serve(cfg: RuntimeConfig, broker_url: str, *, kubeconfig: str | None = None) -> int:
-    from heartbeat import http, kube
-    from heartbeat.leader import LeaderElector
-    from heartbeat.publish import PikaSink, quiet_pika
+    from lockstep.heartbeat import http, kube
+    from lockstep.heartbeat.leader import LeaderElector
+    from lockstep.heartbeat.publish import PikaSink, quiet_pika
 
-    from timing.config import ConfigError
+    from lockstep.timing.config import ConfigError
 
     setup_logging(os.environ.get("LOCKSTEP_LOG_LEVEL", "INFO"))
     quiet_pika()

@@ -4,6 +4,6 @@ Nothing runs at import time of the `infra` package itself: the program lives in
 `infra.program`, which tests and `lockstep render` run under Pulumi's mocks.
 """
 
-from infra.program import main
+from lockstep.infra.program import main
 
 main()

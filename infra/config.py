@@ -13,10 +13,10 @@ from typing import Any
 
 import pulumi
 
-from timing.config import NAMESPACE, ConfigError, stack_from_config
-from timing.lbkinds import KINDS
-from timing.invariants import raise_errors
-from timing.model import Stack
+from lockstep.timing.config import NAMESPACE, ConfigError, stack_from_config
+from lockstep.timing.lbkinds import KINDS
+from lockstep.timing.invariants import raise_errors
+from lockstep.timing.model import Stack
 
 # Keys whose config value is a plain string, not JSON ("1.30" must not become 1.3).
 TEXT_KEYS = frozenset(name for name, f in Stack.model_fields.items() if f.annotation is str)

@@ -15,9 +15,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from infra import kube
-from timing import derived
-from timing.model import Failover, Region, Stack
+from lockstep.infra import kube
+from lockstep.timing import derived
+from lockstep.timing.model import Failover, Region, Stack
 
 TYPE = "lockstep:infra:RegionalFailover"
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import kube
-from timing.conventions import fact_annotations
-from timing.heartbeat_config import (BROKER_URL_ENV, CONFIG_MOUNT, CONFIG_PATH_ENV, CONFIGMAP_KEY,
+from lockstep.infra import kube
+from lockstep.timing.conventions import fact_annotations
+from lockstep.timing.heartbeat_config import (BROKER_URL_ENV, CONFIG_MOUNT, CONFIG_PATH_ENV, CONFIGMAP_KEY,
                                      SECRET_KEY, runtime_config)
-from timing.conventions import name_labels
-from timing.model import Stack
+from lockstep.timing.conventions import name_labels
+from lockstep.timing.model import Stack
 
 TYPE = "lockstep:infra:HeartbeatService"
 rbac = k8s.rbac.v1

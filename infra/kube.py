@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pulumi_kubernetes as k8s
 
-from timing import conventions
-from timing.model import Hardening, Pdb, Probe, Resources, Rollout, Shutdown
+from lockstep.timing import conventions
+from lockstep.timing.model import Hardening, Pdb, Probe, Resources, Rollout, Shutdown
 
 core = k8s.core.v1
 meta = k8s.meta.v1

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import kube
-from timing.model import Stack
+from lockstep.infra import kube
+from lockstep.timing.model import Stack
 
 TYPE = "lockstep:infra:Namespaces"
 GATE_LABEL = ("elbv2.k8s.aws/pod-readiness-gate-inject", "enabled")

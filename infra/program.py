@@ -11,14 +11,14 @@ from dataclasses import dataclass
 
 import pulumi
 
-from infra.config import broker_url, load_stack, read_values
-from infra.failover import RegionalFailover, RegionalFailoverArgs
-from infra.heartbeat import HeartbeatService, HeartbeatServiceArgs
-from infra.namespaces import Namespaces, NamespacesArgs
-from infra.target_group import TargetGroup, TargetGroupArgs
-from infra.workload import Workload, WorkloadArgs
-from timing.config import NAMESPACE
-from timing.model import Stack
+from lockstep.infra.config import broker_url, load_stack, read_values
+from lockstep.infra.failover import RegionalFailover, RegionalFailoverArgs
+from lockstep.infra.heartbeat import HeartbeatService, HeartbeatServiceArgs
+from lockstep.infra.namespaces import Namespaces, NamespacesArgs
+from lockstep.infra.target_group import TargetGroup, TargetGroupArgs
+from lockstep.infra.workload import Workload, WorkloadArgs
+from lockstep.timing.config import NAMESPACE
+from lockstep.timing.model import Stack
 
 
 @dataclass
@@ -73,8 +73,8 @@ def run() -> Built:
 def main() -> None:
     """`pulumi up`: a broken config stops the program with the model's findings, one per
     line, without a traceback."""
-    from timing.config import ConfigError
-    from timing.invariants import InvariantErrors
+    from lockstep.timing.config import ConfigError
+    from lockstep.timing.invariants import InvariantErrors
 
     try:
         run()

@@ -3,7 +3,7 @@
 One recorder for everything that needs the program's resources without a cloud: the
 `lockstep render` command, the infra tests and the policy-pack tests.
 
-    from infra.render import record
+    from lockstep.infra.render import record
     resources = record(values, {"rabbitmq_url": "amqp://..."})
 
 `record(values, secrets=None) -> list[Recorded]` (stable API)
@@ -43,9 +43,9 @@ from pulumi.runtime import mocks, rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from timing.config import NAMESPACE
-from infra.config import TEXT_KEYS
-from timing.model import HeartbeatService
+from lockstep.timing.config import NAMESPACE
+from lockstep.infra.config import TEXT_KEYS
+from lockstep.timing.model import HeartbeatService
 
 PROJECT = "lockstep"
 STACK = "render"
@@ -180,7 +180,7 @@ class Recorder:
         return list(self.monitor.seen)
 
     def run(self, values: dict[str, Any], secrets: dict[str, str] | None = None) -> list[Recorded]:
-        from infra.program import run
+        from lockstep.infra.program import run
 
         secrets = dict(secrets or {})
         broker = _broker_key(values)

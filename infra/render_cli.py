@@ -22,10 +22,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from timing.cmd_check import add_stack_argument
+from lockstep.timing.cmd_check import add_stack_argument
 
 if TYPE_CHECKING:
-    from infra.render import Recorded
+    from lockstep.infra.render import Recorded
 
 HELP = "write every resource the Pulumi program would create (Kubernetes YAML, AWS JSON), offline"
 EPILOG = ("exit codes: 0 rendered, 1 error findings (nothing rendered), "
@@ -43,15 +43,15 @@ def stack_values(path: str | None) -> dict[str, Any]:
     reads them (so every message, exit 2, is the same). Only values the model accepted reach
     the program, which passes them to Pulumi as JSON: an odd YAML value (a date, bytes) is
     refused here by its field, never by `json.dumps` mid-render."""
-    from timing.config import read_stack_values
+    from lockstep.timing.config import read_stack_values
 
     return read_stack_values(path)[0]
 
 
 def check_output(out: Path) -> None:
     """`-o` must be a directory or a path one can be made at: refused before the program runs."""
-    from timing.config import ConfigError
-    from timing.inputs import display_name
+    from lockstep.timing.config import ConfigError
+    from lockstep.timing.inputs import display_name
 
     if out.exists() and not out.is_dir():
         raise ConfigError([f"-o {display_name(out)}: not a directory (render writes k8s/, aws/ and "
@@ -150,9 +150,9 @@ def write(resources: list[Recorded], out: Path) -> list[tuple[Recorded, list[Rec
 
 
 def run(args: argparse.Namespace) -> int:
-    from infra.render import record
-    from timing.config import EXAMPLE, ConfigError
-    from timing.invariants import InvariantErrors
+    from lockstep.infra.render import record
+    from lockstep.timing.config import EXAMPLE, ConfigError
+    from lockstep.timing.invariants import InvariantErrors
 
     values = stack_values(args.stack_config)
     source = args.stack_config or EXAMPLE.name
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = write(resources, out)
     except OSError as err:
-        from timing.inputs import display_name
+        from lockstep.timing.inputs import display_name
 
         where = display_name(err.filename) if err.filename else display_name(out)
         raise ConfigError([f"-o {display_name(out)}: cannot write {where}: "

@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from timing.model import Service
+from lockstep.timing.model import Service
 
 API_VERSION = "argoproj.io/v1alpha1"
 KIND = "Rollout"

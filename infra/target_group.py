@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from timing.model import LoadBalancer
-from timing.lbkinds import KINDS
+from lockstep.timing.model import LoadBalancer
+from lockstep.timing.lbkinds import KINDS
 
 TYPE = "lockstep:infra:TargetGroup"
 

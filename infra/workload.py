@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import kube
-from infra import rollout as argo
-from timing.conventions import fact_annotations
-from timing.heartbeat_config import OBSERVABLE_LABEL
-from timing.invariants.kube import pod_labels
-from timing.model import Service
+from lockstep.infra import kube
+from lockstep.infra import rollout as argo
+from lockstep.timing.conventions import fact_annotations
+from lockstep.timing.heartbeat_config import OBSERVABLE_LABEL
+from lockstep.timing.invariants.kube import pod_labels
+from lockstep.timing.model import Service
 
 TYPE = "lockstep:infra:Workload"
 TGB_API_VERSION = "elbv2.k8s.aws/v1beta1"

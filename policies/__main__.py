@@ -6,7 +6,7 @@ the policies themselves live in `policies.rules` (importable and tested without 
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from policies.rules import all_policies
+from lockstep.policies.rules import all_policies
 
 PolicyPack(
     name="lockstep",

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from timing.bind import judge, link
-from timing.bind.judge import Judgement
-from timing.bind.resource import R53_CHECK, TARGET_GROUP, WORKLOAD_TYPES, WORKLOADS, PULUMI_KINDS
-from timing.findings import Finding
-from timing.invariants import RULES
+from lockstep.timing.bind import judge, link
+from lockstep.timing.bind.judge import Judgement
+from lockstep.timing.bind.resource import R53_CHECK, TARGET_GROUP, WORKLOAD_TYPES, WORKLOADS, PULUMI_KINDS
+from lockstep.timing.findings import Finding
+from lockstep.timing.invariants import RULES
 
-from policies.resources import Res, Unreadable, resources_of
-from policies.settings import Settings
+from lockstep.policies.resources import Res, Unreadable, resources_of
+from lockstep.policies.settings import Settings
 
 Located = tuple[Finding, str | None]  # a finding and the URN it is reported against
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
-from timing.bind.resource import UNKNOWN, WORKLOADS, Origin, Resource, pulumi_kind
+from lockstep.timing.bind.resource import UNKNOWN, WORKLOADS, Origin, Resource, pulumi_kind
 
 
 @dataclass(frozen=True)

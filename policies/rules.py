@@ -20,11 +20,11 @@ from pulumi_policy import (
     StackValidationArgs, StackValidationPolicy,
 )
 
-from timing.invariants import RULES
+from lockstep.timing.invariants import RULES
 
-from policies.findings import RESOURCE_RULES, STACK_RULES, resource_findings, stack_findings
-from policies.resources import Res, Unreadable, from_policy_resources
-from policies.settings import SCHEMA, settings
+from lockstep.policies.findings import RESOURCE_RULES, STACK_RULES, resource_findings, stack_findings
+from lockstep.policies.resources import Res, Unreadable, from_policy_resources
+from lockstep.policies.settings import SCHEMA, settings
 
 ACCEPTED = "lockstep-accepted"
 READABLE = "lockstep-readable"

@@ -14,9 +14,9 @@ from typing import Any
 
 from pulumi_policy import PolicyConfigSchema
 
-from timing import limits as L
-from timing.lbkinds import ALB
-from timing.context import Ctx, parse_version
+from lockstep.timing import limits as L
+from lockstep.timing.lbkinds import ALB
+from lockstep.timing.context import Ctx, parse_version
 
 NATIVE_SLEEP_VERSION = ".".join(str(n) for n in L.NATIVE_SLEEP_SINCE)
 

@@ -1,5 +1,5 @@
 import sys
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 sys.exit(main())

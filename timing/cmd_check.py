@@ -7,7 +7,7 @@ import gc
 import json
 from collections import Counter
 
-from timing.findings import Finding
+from lockstep.timing.findings import Finding
 
 HELP = "validate a stack's timing model and print every finding with its slack"
 EPILOG = "exit codes: 0 ok (warnings allowed), 1 error findings, 2 unreadable or invalid input"
@@ -31,8 +31,8 @@ def summary(findings: list[Finding]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from timing.config import EXAMPLE, read_stack_file
-    from timing.invariants import evaluate
+    from lockstep.timing.config import EXAMPLE, read_stack_file
+    from lockstep.timing.invariants import evaluate
 
     # Reading and judging make many small objects that all live to the end (a 1,000-service
     # stack: 120,000 values, 15,000 findings): the cyclic collector would only rescan them

@@ -7,10 +7,10 @@ import argparse
 import json
 from collections import Counter
 
-from timing.cmd_check import add_stack_argument
-from timing.cmd_simulate import check_bounds
-from timing.config import ConfigError
-from timing.textio import cut
+from lockstep.timing.cmd_check import add_stack_argument
+from lockstep.timing.cmd_simulate import check_bounds
+from lockstep.timing.config import ConfigError
+from lockstep.timing.textio import cut
 
 HELP = ("push every number of the stack to wrong values; report which rule rejects each and "
         "whether the simulation loses requests or blocks falsely")
@@ -105,8 +105,8 @@ def _spread(rows: list) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from timing.config import EXAMPLE, read_stack_file
-    from timing.mutate import default_jobs, mutate_stack
+    from lockstep.timing.config import EXAMPLE, read_stack_file
+    from lockstep.timing.mutate import default_jobs, mutate_stack
 
     _check_args(args)
     stack = read_stack_file(args.stack_config)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from timing.cmd_check import add_stack_argument, summary
+from lockstep.timing.cmd_check import add_stack_argument, summary
 
 HELP = "print the drain, rollout, failure and failover timelines (text, json or mermaid)"
 EPILOG = ("exit codes as `check`: 0 ok, 1 error findings (the plan is still printed), "
@@ -20,9 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from timing.config import read_stack_file
-    from timing.invariants import evaluate
-    from timing.timeline import derived_times, render_mermaid, render_text, stack_timelines
+    from lockstep.timing.config import read_stack_file
+    from lockstep.timing.invariants import evaluate
+    from lockstep.timing.timeline import derived_times, render_mermaid, render_text, stack_timelines
 
     stack = read_stack_file(args.stack_config)
     findings = evaluate(stack)

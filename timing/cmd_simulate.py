@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from timing.cmd_check import add_stack_argument
-from timing.config import ConfigError
-from timing.textio import cut
+from lockstep.timing.cmd_check import add_stack_argument
+from lockstep.timing.config import ConfigError
+from lockstep.timing.textio import cut
 
 HELP = ("simulate a rollout, a pod replacement and a crash of every service; count requests "
         "that reached nothing (502) apart from deliberate 503s")
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_bounds(phases: int, rate: float) -> None:
     """`--phases` and `--rate` within `timing.simulate`'s bounds, or one line naming the option."""
-    from timing.simulate import MAX_PHASES, MAX_RATE
+    from lockstep.timing.simulate import MAX_PHASES, MAX_RATE
 
     if not 1 <= phases <= MAX_PHASES:
         raise ConfigError([f"--phases: must be 1–{MAX_PHASES} (got {cut(phases)})"])
@@ -48,7 +48,7 @@ def check_bounds(phases: int, rate: float) -> None:
 
 
 def _check_args(args: argparse.Namespace) -> float:
-    from timing.simulate import DEFAULT_RATE
+    from lockstep.timing.simulate import DEFAULT_RATE
 
     rate = DEFAULT_RATE if args.rate is None else args.rate
     check_bounds(args.phases, rate)
@@ -104,8 +104,8 @@ def render_text(report, source: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from timing.config import EXAMPLE, read_stack_file
-    from timing.simulate import simulate_stack
+    from lockstep.timing.config import EXAMPLE, read_stack_file
+    from lockstep.timing.simulate import simulate_stack
 
     rate = _check_args(args)
     stack = read_stack_file(args.stack_config)

@@ -13,15 +13,16 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from timing.inputs import ConfigError, display_name, load_yaml, read_text
-from timing.model import Stack
-from timing.textio import cut
+from lockstep.timing.inputs import ConfigError, display_name, load_yaml, read_text
+from lockstep.timing.model import Stack
+from lockstep.timing.textio import cut
 
 __all__ = ["EXAMPLE", "NAMESPACE", "ConfigError", "describe_errors", "lockstep_values", "present",
            "read_stack_file", "read_stack_values", "stack_from_config"]
 
 NAMESPACE = "lockstep"
-EXAMPLE = Path(__file__).resolve().parent.parent / "Pulumi.example.yaml"
+# The repository's Pulumi.example.yaml, bundled into the package (timing/bundled/ links to it).
+EXAMPLE = Path(__file__).resolve().parent / "bundled" / "Pulumi.example.yaml"
 
 
 def _is_secret(value: Any) -> bool:
@@ -68,7 +69,7 @@ def stack_from_config(values: Mapping[str, Any], *, check_invariants: bool = Fal
     except ValidationError as err:
         raise ConfigError(describe_errors(err)) from None
     if check_invariants:
-        from timing.invariants import raise_errors
+        from lockstep.timing.invariants import raise_errors
 
         raise_errors(stack)
     return stack

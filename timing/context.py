@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from timing.model import Accept, Failover, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
+    from lockstep.timing.model import Accept, Failover, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from timing import limits as L
+from lockstep.timing import limits as L
 
 if TYPE_CHECKING:
-    from timing.model import HeartbeatService, Service, Shutdown
+    from lockstep.timing.model import HeartbeatService, Service, Shutdown
 
 # ---- lockstep.dev/* facts on workloads ---------------------------------------------------------
 ANNOTATION = "lockstep.dev/"
@@ -58,7 +58,7 @@ def fact_annotations(svc: Service | HeartbeatService) -> dict[str, str]:
     `infra` writes them on every workload so the policy pack and the audit can decide the
     rules that need them instead of reporting them skipped. The heartbeat service states only
     its warm-up and finish time."""
-    from timing.model import HeartbeatService
+    from lockstep.timing.model import HeartbeatService
 
     if isinstance(svc, HeartbeatService):
         app, accepted = {"warmup_s": svc.warmup_s}, ()
@@ -83,7 +83,7 @@ def prestop_action(shutdown: Shutdown, kubernetes_version: str) -> str:
     `shutdown.prestop` wins when set, else the native action on clusters that have it
     (`limits.NATIVE_SLEEP_SINCE`): an exec sleep needs a sleep binary, and on distroless images
     its absence silently turns the drain into 0."""
-    from timing.context import parse_version
+    from lockstep.timing.context import parse_version
 
     if shutdown.drain_s == 0:
         return "none"

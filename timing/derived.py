@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from timing import limits as L
-from timing.findings import Term
+from lockstep.timing import limits as L
+from lockstep.timing.findings import Term
 
 if TYPE_CHECKING:
-    from timing.model import FailoverTiming as Failover, HeartbeatService, LoadBalancer, Probe, Service
+    from lockstep.timing.model import FailoverTiming as Failover, HeartbeatService, LoadBalancer, Probe, Service
 
 
 def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
@@ -203,7 +203,7 @@ def started(svc: Service | HeartbeatService) -> Term:
     probed before the startup probe passes), and never before the readiness probe's initial
     delay. `lockstep simulate` found the plain warm-up too short: a startup probe checking
     every 40 s kept a replacement out for ~70 s while the rules budgeted 40 s."""
-    from timing.model import Service
+    from lockstep.timing.model import Service
 
     warm = (source_field("app.warmup_s", svc.app.warmup_s) if isinstance(svc, Service)
             else source_field("warmup_s", svc.warmup_s))
@@ -227,7 +227,7 @@ def started(svc: Service | HeartbeatService) -> Term:
 
 def pod_ready(svc: Service | HeartbeatService) -> Term:
     """A replacement pod carrying traffic."""
-    from timing.model import Service
+    from lockstep.timing.model import Service
 
     parts = [started(svc)]
     ready = svc.probes.readiness

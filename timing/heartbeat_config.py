@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from timing.model import (
+from lockstep.timing.model import (
     AffectedPattern,
     HeartbeatService,
     HeartbeatSpec,

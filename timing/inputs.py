@@ -34,7 +34,7 @@ from yaml.events import (AliasEvent, DocumentEndEvent, MappingEndEvent, MappingS
                          SequenceEndEvent, SequenceStartEvent)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from timing.textio import cut, cut_text
+from lockstep.timing.textio import cut, cut_text
 
 MIB: Final = 2**20
 # A 1,000-service stack config is 1.2 MB; `kubectl get` of a few thousand objects as YAML, a

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Mapping
 
-from timing import limits as L
+from lockstep.timing import limits as L
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,9 +28,9 @@ from pydantic import (
     model_validator,
 )
 
-from timing import limits as L
-from timing.lbkinds import KINDS
-from timing.references import reference_errors
+from lockstep.timing import limits as L
+from lockstep.timing.lbkinds import KINDS
+from lockstep.timing.references import reference_errors
 
 
 def _int(r: L.Range) -> Any:

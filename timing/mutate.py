@@ -32,11 +32,11 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
-from timing.findings import Finding
-from timing.invariants import RULES, Ctx, Scene, context, walk
-from timing.model import Service, Stack
-from timing.sim.spec import ServiceSpec, service_spec, stack_specs
-from timing.simulate import SCENARIOS, simulate_specs
+from lockstep.timing.findings import Finding
+from lockstep.timing.invariants import RULES, Ctx, Scene, context, walk
+from lockstep.timing.model import Service, Stack
+from lockstep.timing.sim.spec import ServiceSpec, service_spec, stack_specs
+from lockstep.timing.simulate import SCENARIOS, simulate_specs
 
 Path = tuple[str | int, ...]
 CATEGORIES = ("caught", "gap", "strict", "harmless", "outside", "rejected_by_model")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from timing.model import Stack
+    from lockstep.timing.model import Stack
 
 
 def reference_errors(stack: Stack) -> list[str]:

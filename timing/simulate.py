@@ -18,10 +18,10 @@ import random
 from dataclasses import dataclass, field, fields
 from typing import Callable, Iterable
 
-from timing.model import Stack
-from timing.sim.engine import INF, Counts
-from timing.sim.scenarios import Outcome, crash, quiet, replace, rollout
-from timing.sim.spec import ServiceSpec, keepalive_can_race, stack_specs
+from lockstep.timing.model import Stack
+from lockstep.timing.sim.engine import INF, Counts
+from lockstep.timing.sim.scenarios import Outcome, crash, quiet, replace, rollout
+from lockstep.timing.sim.spec import ServiceSpec, keepalive_can_race, stack_specs
 
 Scenario = Callable[[ServiceSpec, random.Random, float, bool, bool], Outcome]
 SCENARIOS: dict[str, Scenario] = {"rollout": rollout, "replace": replace, "crash": crash,

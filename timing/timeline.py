@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from timing import derived as d
-from timing.findings import Term
-from timing.model import Failover, HeartbeatService, HeartbeatSpec, Service, Stack
+from lockstep.timing import derived as d
+from lockstep.timing.findings import Term
+from lockstep.timing.model import Failover, HeartbeatService, HeartbeatSpec, Service, Stack
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """A runnable gateway built on `heartbeat.gateway`: keeps the set of blocked scopes in
 memory and prints every change (a real gateway would update its routing instead).
 
-    LOCKSTEP_BROKER_URL=amqp://... python -m heartbeat.examples.gateway_example \\
+    LOCKSTEP_BROKER_URL=amqp://... python -m lockstep.heartbeat.examples.gateway_example \\
         --config heartbeat.json [--queue NAME]
 
 Stops on SIGTERM/SIGINT. Exit 2 on a bad config or a missing broker URL.
@@ -15,10 +15,10 @@ import signal
 import sys
 import threading
 
-from heartbeat.cli import load_config
-from heartbeat.gateway import Gateway, GatewayCommand
-from timing.config import ConfigError
-from timing.heartbeat_config import BROKER_URL_ENV
+from lockstep.heartbeat.cli import load_config
+from lockstep.heartbeat.gateway import Gateway, GatewayCommand
+from lockstep.timing.config import ConfigError
+from lockstep.timing.heartbeat_config import BROKER_URL_ENV
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 
 @dataclass

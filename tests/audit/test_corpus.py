@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from timing.invariants import RULES
+from lockstep.timing.invariants import RULES
 
 CORPUS = Path(__file__).parent / "corpus"
 BUNDLES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.yaml").exists())

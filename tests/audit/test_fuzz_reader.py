@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 from hypothesis import given, strategies as st
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 BUNDLES = Path(__file__).parent / "corpus"
 VALID = [d for f in ("alb-ip-gated/input/web.yaml", "nlb-statefulsets/input/feeds.yaml",

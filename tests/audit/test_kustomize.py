@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from timing.audit.kustomize import set_aside
-from timing.audit.reader import Doc
-from timing.inputs import STDIN_NAME
+from lockstep.timing.audit.kustomize import set_aside
+from lockstep.timing.audit.reader import Doc
+from lockstep.timing.inputs import STDIN_NAME
 
 
 def doc(file: str, kind: str = "Deployment") -> Doc:

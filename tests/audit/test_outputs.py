@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from timing.audit.reader import documents, line_of, parse
-from timing.invariants import RULE_IDS
+from lockstep.timing.audit.reader import documents, line_of, parse
+from lockstep.timing.invariants import RULE_IDS
 
 CORPUS = Path(__file__).parent / "corpus"
 SEED = CORPUS / "seed003-defaults" / "input"
@@ -195,7 +195,7 @@ def test_a_declared_readiness_gate_on_instance_targets_cannot_pass(run_audit, tm
 
 
 def test_an_unexpected_failure_is_still_one_line_and_exit_two(run_audit, monkeypatch):
-    import timing.audit as audit_module
+    import lockstep.timing.audit as audit_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")

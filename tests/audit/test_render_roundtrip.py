@@ -17,10 +17,10 @@ pytest.importorskip("pulumi")
 
 def test_the_rendered_example_stack_audits_without_errors_or_warnings(tmp_path):
     out = tmp_path / "render"
-    render = subprocess.run([sys.executable, "-m", "timing", "render", "-o", str(out)],
+    render = subprocess.run([sys.executable, "-m", "lockstep", "render", "-o", str(out)],
                             capture_output=True, text=True, timeout=240)
     assert render.returncode == 0, render.stderr[-2000:]
-    audit = subprocess.run([sys.executable, "-m", "timing", "audit", "--format", "json",
+    audit = subprocess.run([sys.executable, "-m", "lockstep", "audit", "--format", "json",
                             "--kubernetes-version", "1.30", str(out)],
                            capture_output=True, text=True, timeout=120)
     assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-2000:]

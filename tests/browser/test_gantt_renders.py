@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from timing.cli import main
-from timing.config import read_stack_file
-from timing.timeline import Span, stack_timelines
+from lockstep.timing.cli import main
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.timeline import Span, stack_timelines
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_TEXT = (ROOT / "Pulumi.example.yaml").read_text(encoding="utf-8")

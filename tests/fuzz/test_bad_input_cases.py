@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.fuzz.support import EXAMPLE_TEXT, ROOT, assert_clean, cli, with_margin
-from timing.inputs import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_INPUT_BYTES, MAX_INT_DIGITS, MIB
-from timing.simulate import MAX_PHASES
-from timing.textio import SHOWN_CHARS
+from lockstep.timing.inputs import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_INPUT_BYTES, MAX_INT_DIGITS, MIB
+from lockstep.timing.simulate import MAX_PHASES
+from lockstep.timing.textio import SHOWN_CHARS
 
 LOCKSTEP = Path(sys.executable).with_name("lockstep")
 SEED003 = ROOT / "examples" / "Pulumi.seed003.yaml"

@@ -15,7 +15,7 @@ from hypothesis import example, given, settings, strategies as st
 
 from tests.fuzz import mutations as m
 from tests.fuzz.support import assert_clean, cli, with_margin
-from timing.inputs import ConfigError, LineLoader, PlainLoader, _documents, load_yaml
+from lockstep.timing.inputs import ConfigError, LineLoader, PlainLoader, _documents, load_yaml
 
 # A multiple of the profile's count per test (HYPOTHESIS_PROFILE=ci: 150): ~2,300 cases in all,
 # fewer of the stack configs, which cost the most (every rule is judged on a valid one).

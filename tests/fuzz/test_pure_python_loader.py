@@ -22,9 +22,9 @@ PROGRAM = """
 import sys, yaml
 if sys.argv[1] == "pure":
     del yaml.CSafeLoader  # as on a PyYAML without libyaml
-from timing import inputs
+from lockstep.timing import inputs
 assert inputs.BASE is (yaml.SafeLoader if sys.argv[1] == "pure" else yaml.CSafeLoader), inputs.BASE
-from timing.cli import main
+from lockstep.timing.cli import main
 sys.exit(main(sys.argv[2:]))
 """
 

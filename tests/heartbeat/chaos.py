@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from heartbeat.gateway import BeatListener, Gateway, GatewayCommand
-from heartbeat.publish import PikaSink, Publisher
-from heartbeat.runtime import Runtime
+from lockstep.heartbeat.gateway import BeatListener, Gateway, GatewayCommand
+from lockstep.heartbeat.publish import PikaSink, Publisher
+from lockstep.heartbeat.runtime import Runtime
 from tests.heartbeat.broker import Broker
 from tests.heartbeat.support import ScriptedObserver, short_config
 

@@ -7,12 +7,12 @@ import json
 import uuid
 from typing import Any
 
-from heartbeat.kube import ObserveError
-from heartbeat.publish import Publisher
-from heartbeat.observe import Key, Snapshot, snapshot_from_k8s
+from lockstep.heartbeat.kube import ObserveError
+from lockstep.heartbeat.publish import Publisher
+from lockstep.heartbeat.observe import Key, Snapshot, snapshot_from_k8s
 from tests.heartbeat import k8s
-from timing.config import read_stack_file
-from timing.heartbeat_config import RuntimeConfig, runtime_config
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.heartbeat_config import RuntimeConfig, runtime_config
 
 
 def short_config(*, loss_s: int = 10, recovery_s: int = 5, beat_ttl_s: int = 30,

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from heartbeat.dryrun import MAX_REPLAY_S
+from lockstep.heartbeat.dryrun import MAX_REPLAY_S
 from tests.heartbeat.fake_kube import FakeKube
 from tests.heartbeat.test_cli import write_config
-from timing.cli import main
-from timing.heartbeat_config import BROKER_URL_ENV
+from lockstep.timing.cli import main
+from lockstep.timing.heartbeat_config import BROKER_URL_ENV
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "heartbeat" / "examples" / "observations.json"
 
@@ -82,7 +82,7 @@ def test_a_replay_end_past_the_limit_is_refused_at_once_naming_the_limit(tmp_pat
 
 
 def test_a_replay_end_at_the_limit_is_accepted(tmp_path):
-    from heartbeat import dryrun
+    from lockstep.heartbeat import dryrun
 
     path = recording(tmp_path, lambda doc: doc.__setitem__("end", MAX_REPLAY_S))
     assert dryrun.load(str(path)).end == MAX_REPLAY_S
@@ -91,7 +91,7 @@ def test_a_replay_end_at_the_limit_is_accepted(tmp_path):
 def service(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
     env[BROKER_URL_ENV] = "amqp://127.0.0.1:1/"  # never reached: the input is refused first
-    return subprocess.run([sys.executable, "-m", "timing", "heartbeat", "--config", str(tmp_path / "heartbeat.json"),
+    return subprocess.run([sys.executable, "-m", "lockstep", "heartbeat", "--config", str(tmp_path / "heartbeat.json"),
                            *args], env=env, capture_output=True, text=True, timeout=60)
 
 

@@ -22,11 +22,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from heartbeat.gateway import Gateway, GatewayCommand
-from heartbeat.publish import PikaSink, Publisher
-from heartbeat.runtime import Runtime
+from lockstep.heartbeat.gateway import Gateway, GatewayCommand
+from lockstep.heartbeat.publish import PikaSink, Publisher
+from lockstep.heartbeat.runtime import Runtime
 from tests.heartbeat.support import ScriptedObserver, drain, short_config
-from timing.heartbeat_config import BROKER_URL_ENV, RuntimeConfig
+from lockstep.timing.heartbeat_config import BROKER_URL_ENV, RuntimeConfig
 
 pytestmark = pytest.mark.broker
 
@@ -262,7 +262,7 @@ def test_the_runnable_gateway_example_applies_commands_from_the_real_broker(brok
     cfg = short_config()
     (tmp_path / "hb.json").write_text(cfg.model_dump_json())
     env = {**os.environ, BROKER_URL_ENV: broker.url}
-    proc = subprocess.Popen([sys.executable, "-m", "heartbeat.examples.gateway_example", "--config",
+    proc = subprocess.Popen([sys.executable, "-m", "lockstep.heartbeat.examples.gateway_example", "--config",
                              str(tmp_path / "hb.json")], env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert "consuming" in proc.stdout.readline()

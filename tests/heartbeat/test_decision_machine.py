@@ -20,12 +20,12 @@ from typing import Any
 from hypothesis import event, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from heartbeat.core import Core
-from heartbeat.observe import needs_pods, pod_from_k8s, snapshot_from_k8s
+from lockstep.heartbeat.core import Core
+from lockstep.heartbeat.observe import needs_pods, pod_from_k8s, snapshot_from_k8s
 from tests.heartbeat import k8s
-from timing.config import read_stack_file
-from timing.derived import scaled
-from timing.heartbeat_config import RuntimeConfig, runtime_config
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.derived import scaled
+from lockstep.timing.heartbeat_config import RuntimeConfig, runtime_config
 
 EXAMPLE = runtime_config(read_stack_file(None))
 PDBS = {

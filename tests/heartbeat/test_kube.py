@@ -6,8 +6,8 @@ from typing import Iterator
 
 import pytest
 
-from heartbeat.kube import LABEL_SELECTOR, KubeObserver, ObserveError
-from heartbeat.leader import BLOCKED_ANNOTATION, LeaderElector
+from lockstep.heartbeat.kube import LABEL_SELECTOR, KubeObserver, ObserveError
+from lockstep.heartbeat.leader import BLOCKED_ANNOTATION, LeaderElector
 from tests.heartbeat import k8s
 from tests.heartbeat.fake_kube import FakeKube
 from tests.heartbeat.support import short_config

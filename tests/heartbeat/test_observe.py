@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from heartbeat.observe import Memory, judge, pdb_minimum, pod_from_k8s, snapshot_from_k8s
+from lockstep.heartbeat.observe import Memory, judge, pdb_minimum, pod_from_k8s, snapshot_from_k8s
 from tests.heartbeat import k8s
-from timing.heartbeat_config import WatchedWorkload
+from lockstep.timing.heartbeat_config import WatchedWorkload
 
 
 def wl(kind: str = "Deployment", **pdb: object) -> WatchedWorkload:

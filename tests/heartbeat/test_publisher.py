@@ -10,9 +10,9 @@ from hypothesis import example, given, strategies as st
 
 import json
 
-from heartbeat.messages import BEATS, Message, ack_message, beat_message
-from heartbeat.publish import DeliveryError, Publisher
-from heartbeat.runtime import Runtime
+from lockstep.heartbeat.messages import BEATS, Message, ack_message, beat_message
+from lockstep.heartbeat.publish import DeliveryError, Publisher
+from lockstep.heartbeat.runtime import Runtime
 from tests.heartbeat.support import ScriptedObserver, publisher, short_config
 
 
@@ -211,7 +211,7 @@ def test_command_ids_never_repeat_across_restarts_of_the_same_pod():
 @example(age=0, ttl=30)
 @example(age=30, ttl=30)   # exactly expired: not published
 def test_a_beats_broker_expiration_is_what_remains_of_its_ttl(age, ttl):
-    from heartbeat.messages import remaining_ttl_ms
+    from lockstep.heartbeat.messages import remaining_ttl_ms
 
     cfg = short_config(beat_ttl_s=ttl)
     rt = Runtime(cfg, ScriptedObserver(cfg), publisher(cfg, FlakyBroker().connect), wall=lambda: 1000.0)

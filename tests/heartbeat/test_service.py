@@ -20,7 +20,7 @@ from tests.heartbeat import k8s
 from tests.heartbeat.broker import free_port
 from tests.heartbeat.fake_kube import FakeKube
 from tests.heartbeat.support import drain, short_config
-from timing.heartbeat_config import BROKER_URL_ENV
+from lockstep.timing.heartbeat_config import BROKER_URL_ENV
 
 pytestmark = pytest.mark.broker
 
@@ -57,10 +57,10 @@ def test_the_service_process_beats_what_the_example_gateway_applied_and_stops_gr
         ch.queue_bind(f"{ex}.{q}", ex, "#")
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
     env.update({BROKER_URL_ENV: broker.url, "POD_NAME": "heartbeat-0"})
-    gateway = subprocess.Popen([sys.executable, "-m", "heartbeat.examples.gateway_example",
+    gateway = subprocess.Popen([sys.executable, "-m", "lockstep.heartbeat.examples.gateway_example",
                                 "--config", str(tmp_path / "heartbeat.json")], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    proc = subprocess.Popen([sys.executable, "-m", "timing", "heartbeat", "--config", str(tmp_path / "heartbeat.json"),
+    proc = subprocess.Popen([sys.executable, "-m", "lockstep", "heartbeat", "--config", str(tmp_path / "heartbeat.json"),
                              "--kubeconfig", str(tmp_path / "kubeconfig")], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

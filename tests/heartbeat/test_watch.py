@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from heartbeat.kube import LABEL_SELECTOR, ObserveError, WatchObserver
+from lockstep.heartbeat.kube import LABEL_SELECTOR, ObserveError, WatchObserver
 from tests.heartbeat import k8s
 from tests.heartbeat.fake_kube import FakeKube
 from tests.heartbeat.support import short_config

@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from infra.render import Recorded, record
-from timing.config import EXAMPLE, lockstep_values
+from lockstep.infra.render import Recorded, record
+from lockstep.timing.config import EXAMPLE, lockstep_values
 
 SENTINEL = "amqp://lockstep:s3ntinel-Pa55w0rd@rabbitmq.heartbeat.svc:5672/%2F"
 

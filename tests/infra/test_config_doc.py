@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from timing import limits
-from timing.model import HeartbeatService, Stack
+from lockstep.timing import limits
+from lockstep.timing.model import HeartbeatService, Stack
 
 ROOT = Path(__file__).resolve().parents[2]
 

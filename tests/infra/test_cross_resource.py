@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from infra.render import SECRET_MARK
+from lockstep.infra.render import SECRET_MARK
 from tests.infra.support import SENTINEL, Resources, example_values, render
-from timing.config import stack_from_config
-from timing.heartbeat_config import BROKER_URL_ENV, CONFIGMAP_KEY, SECRET_KEY, runtime_config
+from lockstep.timing.config import stack_from_config
+from lockstep.timing.heartbeat_config import BROKER_URL_ENV, CONFIGMAP_KEY, SECRET_KEY, runtime_config
 
 EXAMPLE = stack_from_config(example_values())
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")

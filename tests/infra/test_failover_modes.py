@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.infra.support import example_values, render
-from timing.config import stack_from_config
+from lockstep.timing.config import stack_from_config
 
 
 def test_alias_records_point_at_the_regional_load_balancers_and_carry_no_ttl():

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from infra.render import Recorder
+from lockstep.infra.render import Recorder
 from tests.infra.support import example_values
-from timing.cli import main
-from timing.config import ConfigError
-from timing.invariants import InvariantErrors
+from lockstep.timing.cli import main
+from lockstep.timing.config import ConfigError
+from lockstep.timing.invariants import InvariantErrors
 
 
 def write_stack(tmp_path, values):

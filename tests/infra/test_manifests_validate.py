@@ -14,7 +14,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
-from infra.render_cli import manifest
+from lockstep.infra.render_cli import manifest
 from tests.infra.support import example_values, render
 
 TGB_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "targetgroupbinding-v1beta1.json").read_text())

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.infra.support import example_values, render
-from timing.config import stack_from_config
-from timing.conventions import prestop_action
-from timing.heartbeat_config import CONFIGMAP_KEY
-from timing.invariants import errors, evaluate
-from timing.model import Probe, Stack
+from lockstep.timing.config import stack_from_config
+from lockstep.timing.conventions import prestop_action
+from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
+from lockstep.timing.invariants import errors, evaluate
+from lockstep.timing.model import Probe, Stack
 
 PROBE_FIELDS = {"initial_delay_s": "initialDelaySeconds", "period_s": "periodSeconds",
                 "timeout_s": "timeoutSeconds", "success_threshold": "successThreshold",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from timing.conventions import prestop_action
-from timing.model import Shutdown
+from lockstep.timing.conventions import prestop_action
+from lockstep.timing.model import Shutdown
 
 
 def shutdown(drain: int = 20, prestop=None) -> Shutdown:

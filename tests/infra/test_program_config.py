@@ -7,10 +7,10 @@ import json
 import pulumi
 import pytest
 
-from infra.config import broker_url, read_values
-from infra.render import config_strings
+from lockstep.infra.config import broker_url, read_values
+from lockstep.infra.render import config_strings
 from tests.infra.support import example_values
-from timing.config import ConfigError, present, stack_from_config
+from lockstep.timing.config import ConfigError, present, stack_from_config
 
 
 @pytest.fixture
@@ -66,14 +66,14 @@ def test_config_strings_are_what_the_engine_passes():
 
 
 def test_pulumi_up_stops_with_the_findings_as_a_run_error_not_a_traceback(monkeypatch):
-    import infra.program
+    from lockstep.infra import program
 
     values = example_values()
     values["services"][0]["shutdown"]["drain_s"] = 5
-    monkeypatch.setattr(infra.program, "read_values", lambda config: values)
+    monkeypatch.setattr(program, "read_values", lambda config: values)
     with pytest.raises(pulumi.RunError) as err:
-        infra.program.main()
+        program.main()
     assert "ERROR drain-covers-lb-detection  api:" in str(err.value)
     values["services"][0]["replicas"] = "three"
     with pytest.raises(pulumi.RunError, match="lockstep:services.0.replicas"):
-        infra.program.main()
+        program.main()

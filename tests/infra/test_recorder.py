@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pulumi.runtime.settings import get_root_resource
 
-from infra.render import MOCK_SUFFIX, SECRET_MARK, record
+from lockstep.infra.render import MOCK_SUFFIX, SECRET_MARK, record
 from tests.infra.support import example_values
 
 

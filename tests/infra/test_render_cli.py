@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 
 def test_render_writes_manifests_for_every_component(tmp_path, capsys):

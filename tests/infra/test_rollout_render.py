@@ -11,10 +11,10 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
-from infra.render_cli import manifest
+from lockstep.infra.render_cli import manifest
 from tests.infra.support import example_values, render
-from timing.config import stack_from_config
-from timing.inputs import ConfigError
+from lockstep.timing.config import stack_from_config
+from lockstep.timing.inputs import ConfigError
 
 ROLLOUT_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "rollout-v1alpha1.json").read_text())
 ARGO = {"strategy": "blueGreen", "scale_down_delay_s": 40, "abort_scale_down_delay_s": 0}
@@ -85,7 +85,7 @@ def test_a_scale_down_delay_the_schema_refuses_is_caught():
 
 
 def test_the_audit_reads_the_rendered_rollout_back_as_the_same_service(rendered, tmp_path):
-    from timing import extract as x
+    from lockstep.timing import extract as x
     obj = manifest(rendered.k8s("Rollout", "web", "api"))
     argo = x.argo_strategy(obj)
     assert (argo.strategy, argo.scale_down_delay_s, argo.abort_scale_down_delay_s) == ("blueGreen", 40, 0)

@@ -14,8 +14,8 @@ from pulumi_policy import (
     StackValidationArgs, StackValidationPolicy,
 )
 
-from policies.rules import all_policies
-from timing.heartbeat_config import CONFIGMAP_KEY
+from lockstep.policies.rules import all_policies
+from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
 
 TG_ARN = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/api/0123456789abcdef"
 LISTENER_ARN = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/app/edge/50dc6c495c0c9188/f2f7dc8efc522ab2"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from policies.rules import all_policies
-from timing.config import EXAMPLE, lockstep_values
+from lockstep.policies.rules import all_policies
+from lockstep.timing.config import EXAMPLE, lockstep_values
 
 from tests.policies.support import edited, violations
 
@@ -18,7 +18,7 @@ def example() -> dict:
     """name → (type, props, dependency names), as `support.edited`/`violations` take them.
     Props are the recorded inputs plus the mock-assigned `arn`/`id` (outputs, as a stack
     policy sees them); dependencies are the recorded `depends_on`."""
-    from infra.render import record
+    from lockstep.infra.render import record
 
     recorded = [r for r in record(lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])) if r.custom]
     names = {r.urn: r.name for r in recorded}

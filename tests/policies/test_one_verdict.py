@@ -21,12 +21,12 @@ import yaml
 from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
-from policies.findings import RESOURCE_RULES
+from lockstep.policies.findings import RESOURCE_RULES
 from tests.timing.strategies import base, edit
-from timing.audit import adapt, audit
-from timing.audit.reader import read_all
-from timing.config import EXAMPLE, lockstep_values
-from timing.context import Ctx
+from lockstep.timing.audit import adapt, audit
+from lockstep.timing.audit.reader import read_all
+from lockstep.timing.config import EXAMPLE, lockstep_values
+from lockstep.timing.context import Ctx
 
 pytest.importorskip("pulumi")
 
@@ -109,21 +109,21 @@ def audit_findings(paths: list[str]) -> set[tuple[str, str, str]]:
 
 
 def renders() -> list[list]:
-    from infra.render import record
+    from lockstep.infra.render import record
 
     example = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])
     return [record(edit(example, variant) if variant else example) for variant in VARIANTS]
 
 
 def test_the_variants_are_valid_stacks_and_differ() -> None:
-    from timing.invariants import validate
+    from lockstep.timing.invariants import validate
 
     stacks = [validate(edit(base(), v)) for v in VARIANTS]
     assert len({s.model_dump_json() for s in stacks}) == len(VARIANTS)
 
 
 def test_the_pack_and_the_audit_agree_on_rendered_and_perturbed_stacks(analyzer, tmp_path) -> None:
-    from infra.render_cli import write
+    from lockstep.infra.render_cli import write
 
     rng = random.Random(20261201)
     compared, broken = 0, 0

@@ -10,10 +10,10 @@ import pytest
 import pulumi_policy
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
-from policies.findings import NOT_FROM_RESOURCES, RESOURCE_RULES, STACK_RULES
-from policies.rules import ACCEPTED, READABLE, all_policies, severities
-from policies.settings import Settings, settings
-from timing.invariants import RULE_IDS
+from lockstep.policies.findings import NOT_FROM_RESOURCES, RESOURCE_RULES, STACK_RULES
+from lockstep.policies.rules import ACCEPTED, READABLE, all_policies, severities
+from lockstep.policies.settings import Settings, settings
+from lockstep.timing.invariants import RULE_IDS
 
 from tests.policies.support import DELETE, compliant, edited, urn, violations
 
@@ -119,7 +119,7 @@ def test_settings_default_to_the_documented_values_and_ignore_unknown_keys():
 def test_main_builds_the_pack_from_every_policy(monkeypatch):
     built = {}
     monkeypatch.setattr(pulumi_policy, "PolicyPack", lambda **kw: built.update(kw))
-    runpy.run_module("policies.__main__", run_name="__main__")
+    runpy.run_module("lockstep.policies.__main__", run_name="__main__")
     assert built["name"] == "lockstep"
     assert [p.name for p in built["policies"]] == [p.name for p in all_policies()]
     assert built["enforcement_level"] == EnforcementLevel.MANDATORY
@@ -156,8 +156,8 @@ def test_during_a_preview_unknown_arns_are_followed_by_dependency(monkeypatch):
 def test_the_pack_has_one_policy_per_severity_of_every_rule_resources_decide_and_none_other():
     """The policy list follows the registry: decided-from-resources rules only, an advisory
     twin for a rule's warning case, and the two reporting policies."""
-    from policies.rules import all_policies
-    from timing.invariants import RULES
+    from lockstep.policies.rules import all_policies
+    from lockstep.timing.invariants import RULES
 
     expected = []
     for r in RULES:

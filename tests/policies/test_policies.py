@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from policies.rules import all_policies
-from timing.heartbeat_config import CONFIGMAP_KEY
+from lockstep.policies.rules import all_policies
+from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
 
 from tests.policies.support import edited, runtime_config, urn, violations
 

@@ -14,7 +14,7 @@ import pytest
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from policies.rules import all_policies
+from lockstep.policies.rules import all_policies
 
 from tests.policies.support import compliant, edited, urn
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from timing.invariants import errors, evaluate
-from timing.model import Stack
-from timing.sim.spec import ServiceSpec, service_spec
+from lockstep.timing.invariants import errors, evaluate
+from lockstep.timing.model import Stack
+from lockstep.timing.sim.spec import ServiceSpec, service_spec
 
 ARN = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/app/edge/50dc6c495c0c9188/f2f7dc8efc522ab2"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 
 def write_stack(path: Path, *services: dict, **top: object) -> str:

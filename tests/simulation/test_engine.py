@@ -11,11 +11,11 @@ import heapq
 
 import pytest
 
-from timing.config import read_stack_file
-from timing.sim import scenarios
-from timing.sim.engine import INF, World
-from timing.sim.spec import stack_specs
-from timing.simulate import run_scenario, simulate_stack
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.sim import scenarios
+from lockstep.timing.sim.engine import INF, World
+from lockstep.timing.sim.spec import stack_specs
+from lockstep.timing.simulate import run_scenario, simulate_stack
 
 
 class EventPerRequest(World):
@@ -80,11 +80,11 @@ def test_the_simulation_never_imports_the_rules_it_checks():
     import ast
     from pathlib import Path
 
-    import timing
+    from lockstep import timing
 
     root = Path(timing.__file__).parent
     for path in [root / "simulate.py", *sorted((root / "sim").glob("*.py"))]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not {m for m in names if m.startswith(("timing.invariants", "timing.derived"))}, path
+        assert not {m for m in names if m.startswith(("lockstep.timing.invariants", "lockstep.timing.derived"))}, path

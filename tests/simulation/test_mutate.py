@@ -8,11 +8,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from timing.config import read_stack_file
-from timing.invariants import evaluate
-from timing.mutate import (Baseline, Mutant, SimCache, build, candidates, field_range, judge,
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.invariants import evaluate
+from lockstep.timing.mutate import (Baseline, Mutant, SimCache, build, candidates, field_range, judge,
                            mutate_stack, numbers, with_value)
-from timing.sim.spec import stack_specs
+from lockstep.timing.sim.spec import stack_specs
 
 EXAMPLE = read_stack_file(None)
 DATA = EXAMPLE.model_dump()
@@ -117,7 +117,7 @@ def test_a_run_in_two_worker_processes_reports_exactly_what_one_process_does():
 
 
 def test_mutate_refuses_fewer_than_one_job_with_one_line(capsys):
-    from timing.cli import main
+    from lockstep.timing.cli import main
 
     assert main(["mutate", "--jobs", "0"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
@@ -125,7 +125,7 @@ def test_mutate_refuses_fewer_than_one_job_with_one_line(capsys):
 
 
 def test_mutate_names_its_worker_processes_in_the_report(capsys):
-    from timing.cli import main
+    from lockstep.timing.cli import main
 
     assert main(["mutate", "--only", "services.0.shutdown.grace_s", "--phases", "1", "--jobs", "2"]) == 0
     assert "(2 processes)" in capsys.readouterr().out.splitlines()[0]

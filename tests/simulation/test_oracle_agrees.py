@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from timing.config import read_stack_file
-from timing.invariants import errors, evaluate
-from timing.mutate import build, with_value
-from timing.sim.spec import service_spec
-from timing.simulate import simulate_specs
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.invariants import errors, evaluate
+from lockstep.timing.mutate import build, with_value
+from lockstep.timing.sim.spec import service_spec
+from lockstep.timing.simulate import simulate_specs
 
 EXAMPLE = read_stack_file(None).model_dump()
 

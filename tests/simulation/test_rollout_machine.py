@@ -11,9 +11,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from timing.sim.engine import Counts, World
-from timing.sim.scenarios import DeploymentRollout
-from timing.sim.spec import ProbeSpec, ServiceSpec
+from lockstep.timing.sim.engine import Counts, World
+from lockstep.timing.sim.scenarios import DeploymentRollout
+from lockstep.timing.sim.spec import ProbeSpec, ServiceSpec
 
 
 def deployment(replicas: int, surge: int, keep: int, warmup: int) -> ServiceSpec:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from timing.simulate import run_scenario
+from lockstep.timing.simulate import run_scenario
 
 PHASES = 6
 

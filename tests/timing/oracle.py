@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from timing.model import HeartbeatService, Probe, Service, Stack
+from lockstep.timing.model import HeartbeatService, Probe, Service, Stack
 
 
 def _n(svc: Service) -> int:

@@ -16,12 +16,12 @@ import yaml
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from timing.config import EXAMPLE, lockstep_values
-from timing.findings import Finding
-from timing.findings import Verdict
-from timing.invariants import BY_ID, errors, evaluate
-from timing.invariants.registry import stamp
-from timing.model import Stack
+from lockstep.timing.config import EXAMPLE, lockstep_values
+from lockstep.timing.findings import Finding
+from lockstep.timing.findings import Verdict
+from lockstep.timing.invariants import BY_ID, errors, evaluate
+from lockstep.timing.invariants.registry import stamp
+from lockstep.timing.model import Stack
 
 # Indices of the example's services (the example file is the fixture).
 API, FOOTBALL, BASKETBALL = 0, 1, 2

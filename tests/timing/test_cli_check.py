@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from tests.timing.strategies import base, edit
-from timing.cli import main
-from timing.config import EXAMPLE
+from lockstep.timing.cli import main
+from lockstep.timing.config import EXAMPLE
 
 LOCKSTEP = Path(sys.executable).with_name("lockstep")
 
@@ -132,7 +132,7 @@ def test_help_lists_the_check_command(capsys) -> None:
 
 
 def test_python_dash_m_timing_check_runs_the_same_command() -> None:
-    proc = run(sys.executable, "-m", "timing", "check", str(EXAMPLE))
+    proc = run(sys.executable, "-m", "lockstep", "check", str(EXAMPLE))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].startswith(f"lockstep check {EXAMPLE}: 0 error")
 

@@ -10,9 +10,9 @@ import yaml
 from pydantic import ValidationError
 
 from tests.timing.strategies import DELETE, base, edit
-from timing.config import EXAMPLE, ConfigError, describe_errors, lockstep_values, read_stack_file, stack_from_config
-from timing.invariants import InvariantErrors
-from timing.model import Stack
+from lockstep.timing.config import EXAMPLE, ConfigError, describe_errors, lockstep_values, read_stack_file, stack_from_config
+from lockstep.timing.invariants import InvariantErrors
+from lockstep.timing.model import Stack
 
 
 def lines_for(changes: dict) -> list[str]:
@@ -165,7 +165,7 @@ def test_an_unsafe_tag_is_refused_with_its_line(tmp_path: Path) -> None:
 
 
 def test_an_empty_optional_section_is_an_absent_one_as_pulumi_yaml_declares_it() -> None:
-    from timing.config import EXAMPLE, lockstep_values, stack_from_config
+    from lockstep.timing.config import EXAMPLE, lockstep_values, stack_from_config
 
     values = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])
     values.update(watchdog={}, failover={}, heartbeat={}, heartbeat_specs=[])

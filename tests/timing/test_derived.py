@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 
 from tests.timing.strategies import API, BASKETBALL, DELETE, FOOTBALL, build, seconds
-from timing import derived as d
-from timing.findings import Term
-from timing.model import Probe
+from lockstep.timing import derived as d
+from lockstep.timing.findings import Term
+from lockstep.timing.model import Probe
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"

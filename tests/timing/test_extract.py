@@ -11,10 +11,10 @@ from types import MappingProxyType
 
 import pytest
 
-from timing import extract as x
-from timing import limits as L
-from timing.heartbeat_config import CONFIGMAP_KEY
-from timing.model import (
+from lockstep.timing import extract as x
+from lockstep.timing import limits as L
+from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
+from lockstep.timing.model import (
     FailoverTiming,
     Accept, AppFacts, Exec, Grpc, HealthCheck, Hpa, HttpGet, Pdb, Probe, Probes, ReadinessGate, Rollout,
     Shutdown, TcpSocket,
@@ -625,7 +625,7 @@ def test_a_heartbeat_configmap_error_is_one_line_naming_the_field():
 
 def test_the_heartbeat_from_its_configmap_keeps_its_mode_resync_and_timeouts():
     """What the audit and the pack judge the heartbeat rules on is what the ConfigMap says."""
-    from timing.heartbeat_config import runtime_config
+    from lockstep.timing.heartbeat_config import runtime_config
     from tests.timing.strategies import build
 
     stack = build({"heartbeat.observe_mode": "watch", "heartbeat.resync_period_s": 7,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from timing import extract as x
-from timing import limits as L
+from lockstep.timing import extract as x
+from lockstep.timing import limits as L
 
 
 def rollout(strategy: dict, **spec: object) -> dict:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from timing import conventions, extract
-from timing.config import read_stack_file
-from timing.model import Accept
+from lockstep.timing import conventions, extract
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.model import Accept
 
 
 def services():

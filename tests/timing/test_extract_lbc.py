@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from timing import extract as x
-from timing.model import HealthCheck
+from lockstep.timing import extract as x
+from lockstep.timing.model import HealthCheck
 
 ALB = "alb.ingress.kubernetes.io/"
 NLB = "service.beta.kubernetes.io/aws-load-balancer-"

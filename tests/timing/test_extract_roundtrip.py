@@ -7,12 +7,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from timing import conventions
-from timing import extract as x
-from timing import limits as L
-from timing.config import read_stack_file
-from timing.invariants.kube import pod_labels
-from timing.model import (
+from lockstep.timing import conventions
+from lockstep.timing import extract as x
+from lockstep.timing import limits as L
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.invariants.kube import pod_labels
+from lockstep.timing.model import (
     AppFacts, Exec, Grpc, HealthCheck, Hpa, HttpGet, LoadBalancer, Pdb, Probe, Rollout, Service,
     Shutdown, TcpSocket,
 )

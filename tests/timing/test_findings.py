@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from timing.findings import NEGATION, PRETTY, Finding, Term, Verdict, holds, in_range, judge, slack, unknown
+from lockstep.timing.findings import NEGATION, PRETTY, Finding, Term, Verdict, holds, in_range, judge, slack, unknown
 
 ints = st.integers(-1000, 1000)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.timing.strategies import DELETE, build
-from timing.heartbeat_config import RuntimeConfig, runtime_config
+from lockstep.timing.heartbeat_config import RuntimeConfig, runtime_config
 
 
 def test_every_heartbeat_number_reaches_the_runtime_config_unchanged() -> None:
@@ -63,7 +63,7 @@ import json  # noqa: E402
 from hypothesis import example, given, strategies as st  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from timing.model import HeartbeatService  # noqa: E402
+from lockstep.timing.model import HeartbeatService  # noqa: E402
 
 
 def _doc(**change: object) -> dict:
@@ -124,8 +124,8 @@ def test_a_deployments_rollout_max_unavailable_reaches_the_watched_workload() ->
 
 @pytest.mark.parametrize(("mode", "field"), [("poll", "observe_interval_s"), ("watch", "resync_period_s")])
 def test_the_simulated_observer_samples_at_the_bound_the_mode_leaves_unseen(mode, field) -> None:
-    from timing.heartbeat_config import unseen_field
-    from timing.sim.spec import service_spec
+    from lockstep.timing.heartbeat_config import unseen_field
+    from lockstep.timing.sim.spec import service_spec
 
     stack = build({"heartbeat.observe_mode": mode, "heartbeat.observe_interval_s": 7,
                    "heartbeat.resync_period_s": 11})
@@ -139,7 +139,7 @@ def test_a_configmap_written_before_the_watch_and_ack_keys_means_the_models_defa
     for key in ("observe_mode", "resync_period_s", "confirm_timeout_s", "ack_timeout_s"):
         del doc[key]
     cfg = RuntimeConfig.model_validate(doc)
-    from timing.model import HeartbeatService
+    from lockstep.timing.model import HeartbeatService
 
     for key in ("observe_mode", "resync_period_s", "confirm_timeout_s", "ack_timeout_s"):
         assert getattr(cfg, key) == HeartbeatService.model_fields[key].default, key

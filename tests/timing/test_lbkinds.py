@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from timing import limits as L
-from timing.lbkinds import ALB, KINDS, NLB, kind_of
+from lockstep.timing import limits as L
+from lockstep.timing.lbkinds import ALB, KINDS, NLB, kind_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

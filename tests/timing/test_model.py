@@ -7,10 +7,10 @@ import pytest
 from pydantic import ValidationError
 
 from tests.timing.strategies import DELETE, base, build, edit
-from timing import limits as L
-from timing.conventions import prestop_action
-from timing.invariants import InvariantErrors, validate
-from timing.model import HealthCheck, Shutdown, Stack, fill_lb_defaults
+from lockstep.timing import limits as L
+from lockstep.timing.conventions import prestop_action
+from lockstep.timing.invariants import InvariantErrors, validate
+from lockstep.timing.model import HealthCheck, Shutdown, Stack, fill_lb_defaults
 
 
 def rejected(changes: dict) -> list[tuple[str, str]]:

@@ -6,8 +6,8 @@ import json
 
 import yaml
 
-from timing.cli import main
-from timing.config import EXAMPLE
+from lockstep.timing.cli import main
+from lockstep.timing.config import EXAMPLE
 
 
 def broken_example(tmp_path, drain_s: int) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from timing.config import read_stack_file
-from timing.invariants import context
-from timing.invariants.kube import pdb_selects_workload, pod_labels
-from timing.model import Pdb
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.invariants import context
+from lockstep.timing.invariants.kube import pdb_selects_workload, pod_labels
+from lockstep.timing.model import Pdb
 
 
 def feed():
@@ -37,7 +37,7 @@ def test_a_pdb_selecting_the_name_label_selects_nothing_when_the_pods_lack_it():
 
 
 def test_extraction_keeps_exactly_the_template_labels():
-    from timing import extract
+    from lockstep.timing import extract
 
     manifest = {"apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "feed", "namespace": "feeds"},
@@ -51,7 +51,7 @@ def test_extraction_keeps_exactly_the_template_labels():
 
 
 def test_name_labels_adds_the_generated_name_label_only_when_asked():
-    from timing.conventions import name_labels
+    from lockstep.timing.conventions import name_labels
 
     assert name_labels("heartbeat", {}, name_label=True) == {"app.kubernetes.io/name": "heartbeat"}
     assert name_labels("heartbeat", {"app": "hb"}, name_label=False) == {"app": "hb"}

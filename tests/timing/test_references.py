@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.timing.strategies import DELETE, base, build
-from timing.references import reference_errors
+from lockstep.timing.references import reference_errors
 
 
 def problems(update: dict) -> list[str]:
@@ -70,7 +70,7 @@ def test_an_hpa_on_a_statefulset_is_allowed() -> None:
 def test_every_reference_problem_is_reported_at_once_through_the_validator() -> None:
     from pydantic import ValidationError
 
-    from timing.model import Stack
+    from lockstep.timing.model import Stack
     from tests.timing.strategies import edit
 
     values = edit(base(), {"watchdog.watches": ["nope"], "failover.entry_service": "web",

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 
 from tests.timing.strategies import build, varied_stacks
-from timing.findings import Finding, Term
-from timing.findings import judge
-from timing.invariants import (BY_ID, RULE_IDS, RULES, Ctx, InvariantErrors, Scene, apply_accepts, context, errors,
+from lockstep.timing.findings import Finding, Term
+from lockstep.timing.findings import judge
+from lockstep.timing.invariants import (BY_ID, RULE_IDS, RULES, Ctx, InvariantErrors, Scene, apply_accepts, context, errors,
                                evaluate, parse_version, raise_errors, walk)
-from timing.invariants.registry import stamp
-from timing.model import Accept
+from lockstep.timing.invariants.registry import stamp
+from lockstep.timing.model import Accept
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "docs" / "INVARIANTS.md"
 

@@ -9,8 +9,8 @@ from hypothesis.errors import InvalidArgument
 
 from tests.timing import oracle
 from tests.timing.strategies import base, build, error_ids, knobs_under, seconds, varied_stacks, varied_values
-from timing.invariants import RULE_IDS, InvariantErrors, validate
-from timing.model import Stack
+from lockstep.timing.invariants import RULE_IDS, InvariantErrors, validate
+from lockstep.timing.model import Stack
 
 
 def test_the_example_stack_breaks_no_rule() -> None:

@@ -161,9 +161,9 @@ def test_closing_secondary_connections_at_once_is_a_warning() -> None:
 def test_a_health_check_that_names_no_entry_service_judges_only_its_own_values() -> None:
     """What one Route 53 health check says (no record, no entry service) is enough for its
     ranges, and nothing for the rules that need the entry workload."""
-    from timing.context import Scene, context
-    from timing.invariants import walk
-    from timing.model import FailoverTiming
+    from lockstep.timing.context import Scene, context
+    from lockstep.timing.invariants import walk
+    from lockstep.timing.model import FailoverTiming
 
     stack = build()
     fo = FailoverTiming(mode="dns", entry_service=None, check_interval_s=10, failure_threshold=3,

@@ -7,8 +7,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.timing.strategies import expect_alone, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
-from timing.invariants import context, kube
-from timing.model import Probe
+from lockstep.timing.invariants import context, kube
+from lockstep.timing.model import Probe
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"

@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.timing.strategies import expect_alone, stamped, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
-from timing.invariants import context, lb
+from lockstep.timing.invariants import context, lb
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"

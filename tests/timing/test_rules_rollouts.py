@@ -14,8 +14,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.timing.strategies import API, DELETE, FOOTBALL, build, error_ids, expect_alone, findings_of, only, seconds
-from timing import limits as L
-from timing.invariants import rollouts
+from lockstep.timing import limits as L
+from lockstep.timing.invariants import rollouts
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from timing.cli import main
+from lockstep.timing.cli import main
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.seed003.yaml"
 

@@ -11,9 +11,9 @@ from hypothesis import given
 from pydantic import BaseModel
 
 from tests.timing.strategies import build, varied_stacks
-from timing.findings import Term
-from timing.invariants import evaluate
-from timing.model import FailoverTiming, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
+from lockstep.timing.findings import Term
+from lockstep.timing.invariants import evaluate
+from lockstep.timing.model import FailoverTiming, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
 
 DOTTED = re.compile(r"\b(?:app|shutdown|lb|probes|rollout|pdb|hpa|heartbeat|failover|watchdog|sidecar)(?:\.[a-z_]+)+\b")
 ROOTS = (Service, Stack, HeartbeatSpec, HeartbeatService, FailoverTiming, Watchdog)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from timing.config import read_stack_file
-from timing.timeline import (
+from lockstep.timing.config import read_stack_file
+from lockstep.timing.timeline import (
     Span,
     Timeline,
     derived_times,

@@ -20,8 +20,8 @@ __all__ = ["Audit", "Judged", "Located", "audit", "grouped", "with_annotations"]
 
 
 def __getattr__(name: str) -> Any:
-    core = importlib.import_module("timing.audit.core")
+    core = importlib.import_module("lockstep.timing.audit.core")
     try:
         return getattr(core, name)
     except AttributeError:
-        raise AttributeError(f"module 'timing.audit' has no attribute {name!r}") from None
+        raise AttributeError(f"module 'lockstep.timing.audit' has no attribute {name!r}") from None

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from timing import extract as X
-from timing.audit.reader import Doc, line_of
-from timing.bind.resource import TARGET_GROUP, Origin, Resource, dig, pulumi_kind
-from timing.conventions import rendered_arn, rendered_id
+from lockstep.timing import extract as X
+from lockstep.timing.audit.reader import Doc, line_of
+from lockstep.timing.bind.resource import TARGET_GROUP, Origin, Resource, dig, pulumi_kind
+from lockstep.timing.conventions import rendered_arn, rendered_id
 
 # describe-target-groups key → the neutral (Pulumi input) path it becomes.
 DESCRIBED = {("HealthCheckIntervalSeconds",): ("healthCheck", "interval"),

@@ -6,10 +6,10 @@ import argparse
 import re
 import sys
 
-from timing.inputs import ConfigError
-from timing.inputs import display_name
-from timing.limits import SECONDS
-from timing.textio import cut, cut_text
+from lockstep.timing.inputs import ConfigError
+from lockstep.timing.inputs import display_name
+from lockstep.timing.limits import SECONDS
+from lockstep.timing.textio import cut, cut_text
 
 HELP = ("audit existing Kubernetes manifests (AWS Load Balancer Controller annotations, "
         "TargetGroupBinding) and `aws elbv2` target-group JSON against the timing invariants")
@@ -62,9 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from timing import limits as L
-    from timing.audit.core import audit
-    from timing.invariants import Ctx, parse_version
+    from lockstep.timing import limits as L
+    from lockstep.timing.audit.core import audit
+    from lockstep.timing.invariants import Ctx, parse_version
 
     margin = L.MARGIN_DEFAULT if args.margin is None else args.margin
     version = parse_version(args.kubernetes_version) if args.kubernetes_version else (0, 0)
@@ -88,13 +88,13 @@ def run(args: argparse.Namespace) -> int:
     if result.problems and not result.judged:
         raise ConfigError(result.problems)  # nothing else to report: the input problems alone
     if args.format == "json":
-        from timing.audit.report import as_json
+        from lockstep.timing.audit.report import as_json
         out = as_json(result)
     elif args.format == "sarif":
-        from timing.audit.sarif import as_sarif
+        from lockstep.timing.audit.sarif import as_sarif
         out = as_sarif(result)
     else:
-        from timing.audit.report import text
+        from lockstep.timing.audit.report import text
         out = text(result, args.all)
     sys.stdout.write(out + "\n")
     if result.problems:  # the report of everything else is out; the unusable input is exit 2

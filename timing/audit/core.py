@@ -7,14 +7,14 @@ import gc
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from timing.audit import adapt, kustomize, shape
-from timing.audit.locate import locate, needs_annotations
-from timing.audit.reader import read_all
-from timing.bind import judge, link
-from timing.bind.judge import Judgement
-from timing.context import Ctx
-from timing.findings import Finding
-from timing.invariants import RULE_IDS
+from lockstep.timing.audit import adapt, kustomize, shape
+from lockstep.timing.audit.locate import locate, needs_annotations
+from lockstep.timing.audit.reader import read_all
+from lockstep.timing.bind import judge, link
+from lockstep.timing.bind.judge import Judgement
+from lockstep.timing.context import Ctx
+from lockstep.timing.findings import Finding
+from lockstep.timing.invariants import RULE_IDS
 
 
 @dataclass

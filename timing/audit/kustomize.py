@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from timing.audit.reader import Doc
-from timing.inputs import STDIN_NAME
+from lockstep.timing.audit.reader import Doc
+from lockstep.timing.inputs import STDIN_NAME
 
 FILES = ("kustomization.yaml", "kustomization.yml")
 

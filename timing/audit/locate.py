@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from timing import conventions as C
-from timing import extract as X
-from timing.bind.judge import Judgement
-from timing.bind.lbs import TG_KEYS
-from timing.bind.link import Subject
-from timing.bind.resource import Resource, dig
-from timing.findings import Finding
-from timing.heartbeat_config import CONFIGMAP_KEY
+from lockstep.timing import conventions as C
+from lockstep.timing import extract as X
+from lockstep.timing.bind.judge import Judgement
+from lockstep.timing.bind.lbs import TG_KEYS
+from lockstep.timing.bind.link import Subject
+from lockstep.timing.bind.resource import Resource, dig
+from lockstep.timing.findings import Finding
+from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
 
 NEEDS = {f"app.{f}": C.ANNOTATION + a for f, a in C.APP_ANNOTATIONS.items()}
 NEEDS["shutdown.finish_s"] = C.ANNOTATION + C.FINISH_ANNOTATION

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from timing.inputs import (STDIN, ConfigError, MalformedYAML, Map, Seq, display_name, load_json, load_yaml,
+from lockstep.timing.inputs import (STDIN, ConfigError, MalformedYAML, Map, Seq, display_name, load_json, load_yaml,
                            read_text)
 
 __all__ = ["Doc", "Map", "Seq", "documents", "expand", "line_of", "parse", "read_all", "read_paths",

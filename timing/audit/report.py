@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from timing.audit.core import Audit, Judged
+from lockstep.timing.audit.core import Audit, Judged
 
 STATUSES = ("error", "warning", "skipped", "accepted", "ok")
 ORDER = {s: i for i, s in enumerate(STATUSES)}

@@ -13,9 +13,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from timing.audit.core import Audit, Located
-from timing.audit.locate import fields_of
-from timing.invariants import RULE_IDS, RULES
+from lockstep.timing.audit.core import Audit, Located
+from lockstep.timing.audit.locate import fields_of
+from lockstep.timing.invariants import RULE_IDS, RULES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from timing.audit.reader import Doc, line_of
+from lockstep.timing.audit.reader import Doc, line_of
 
 Check = tuple[str, Callable[[Any], bool], str]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from timing import extract as X
-from timing.bind.resource import LISTENER, LISTENER_RULE, R53_CHECK, R53_RECORD, TARGET_GROUP, Resource, dig, known
+from lockstep.timing import extract as X
+from lockstep.timing.bind.resource import LISTENER, LISTENER_RULE, R53_CHECK, R53_RECORD, TARGET_GROUP, Resource, dig, known
 
 
 def backends(ing: Resource) -> list[tuple[str, Any]]:

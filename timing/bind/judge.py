@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from timing.bind.link import Linked, Subject
-from timing.bind.resource import Resource
-from timing.context import Ctx, Scene
-from timing.findings import Finding
-from timing.invariants import walk
-from timing.invariants.registry import RESOURCE_RULES
+from lockstep.timing.bind.link import Linked, Subject
+from lockstep.timing.bind.resource import Resource
+from lockstep.timing.context import Ctx, Scene
+from lockstep.timing.findings import Finding
+from lockstep.timing.invariants import walk
+from lockstep.timing.invariants.registry import RESOURCE_RULES
 
 
 @dataclass(frozen=True)

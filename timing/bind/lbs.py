@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from timing import extract as X
-from timing.bind.index import Index
-from timing.bind.resource import Resource, dig
-from timing.controllers import ALB_CONTROLLERS, AUTO_MODE, LBC, LEGACY_ALB_CLASS, NLB_CLASSES
-from timing.conventions import MANAGED_TGB_LABELS
-from timing.lbkinds import KINDS, PROTOCOLS
-from timing.model import LoadBalancer
+from lockstep.timing import extract as X
+from lockstep.timing.bind.index import Index
+from lockstep.timing.bind.resource import Resource, dig
+from lockstep.timing.controllers import ALB_CONTROLLERS, AUTO_MODE, LBC, LEGACY_ALB_CLASS, NLB_CLASSES
+from lockstep.timing.conventions import MANAGED_TGB_LABELS
+from lockstep.timing.lbkinds import KINDS, PROTOCOLS
+from lockstep.timing.model import LoadBalancer
 
 ANN = ("metadata", "annotations")
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from timing import extract as X
-from timing.bind import lbs
-from timing.bind.index import Index
-from timing.bind.lbs import LbSource
-from timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
-from timing.context import Scene
-from timing.conventions import GATE_CONDITION, GATE_LABEL
-from timing.heartbeat_config import CONFIGMAP_KEY
-from timing.lbkinds import KINDS
-from timing.model import LoadBalancer, ReadinessGate, Service
+from lockstep.timing import extract as X
+from lockstep.timing.bind import lbs
+from lockstep.timing.bind.index import Index
+from lockstep.timing.bind.lbs import LbSource
+from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
+from lockstep.timing.context import Scene
+from lockstep.timing.conventions import GATE_CONDITION, GATE_LABEL
+from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
+from lockstep.timing.lbkinds import KINDS
+from lockstep.timing.model import LoadBalancer, ReadinessGate, Service
 
 
 @dataclass

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from timing.conventions import ACCEPT_ANNOTATION, ANNOTATION, APP_ANNOTATIONS
-from timing.extract.values import ExtractError, build, get
-from timing.model import Accept, AppFacts
+from lockstep.timing.conventions import ACCEPT_ANNOTATION, ANNOTATION, APP_ANNOTATIONS
+from lockstep.timing.extract.values import ExtractError, build, get
+from lockstep.timing.model import Accept, AppFacts
 
 def seconds_annotation(annotations: Mapping[str, Any] | None, name: str) -> int | None:
     raw = get(annotations, ANNOTATION + name)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from timing.extract.values import ExtractError, amount, build, get, num, put
-from timing.model import ArgoRollout, Rollout
+from lockstep.timing.extract.values import ExtractError, amount, build, get, num, put
+from lockstep.timing.model import ArgoRollout, Rollout
 
 STRATEGIES = ("blueGreen", "canary")
 

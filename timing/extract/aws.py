@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from timing import limits as L
-from timing.lbkinds import KINDS, PROTOCOLS, kind_of
-from timing.extract.values import ExtractError, annotation_number, build, digits, get, items, num, number, port_at, put
-from timing.model import HealthCheck, LoadBalancer
+from lockstep.timing import limits as L
+from lockstep.timing.lbkinds import KINDS, PROTOCOLS, kind_of
+from lockstep.timing.extract.values import ExtractError, annotation_number, build, digits, get, items, num, number, port_at, put
+from lockstep.timing.model import HealthCheck, LoadBalancer
 
 HTTP_PROTOCOLS = ("HTTP", "HTTPS")  # health checks that have a path and a matcher
 

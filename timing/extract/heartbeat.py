@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from timing.conventions import APP_ANNOTATIONS, FINISH_ANNOTATION
-from timing.extract.annotations import annotations_of, seconds_annotation
-from timing.extract.kube import pod_shutdown, probes, serving_container
-from timing.extract.values import ExtractError, build, describe, get, num
-from timing.heartbeat_config import CONFIGMAP_KEY, RuntimeConfig
-from timing.model import HeartbeatService, HeartbeatSpec, Shutdown
+from lockstep.timing.conventions import APP_ANNOTATIONS, FINISH_ANNOTATION
+from lockstep.timing.extract.annotations import annotations_of, seconds_annotation
+from lockstep.timing.extract.kube import pod_shutdown, probes, serving_container
+from lockstep.timing.extract.values import ExtractError, build, describe, get, num
+from lockstep.timing.heartbeat_config import CONFIGMAP_KEY, RuntimeConfig
+from lockstep.timing.model import HeartbeatService, HeartbeatSpec, Shutdown
 
 def heartbeat_config(configmap: Mapping[str, Any]) -> RuntimeConfig:
     raw = get(configmap, "data", CONFIGMAP_KEY)

@@ -9,12 +9,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from timing import limits as L
-from timing.conventions import DRAIN_ANNOTATION, FINISH_ANNOTATION
-from timing.extract.argo import argo_rollout_pace, argo_strategy
-from timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation
-from timing.extract.values import ExtractError, amount, build, get, items, num, port_at, put
-from timing.model import Exec, Grpc, Hpa, HttpGet, LoadBalancer, Pdb, Probe, Probes, ReadinessGate, Rollout, Service, Shutdown, TcpSocket
+from lockstep.timing import limits as L
+from lockstep.timing.conventions import DRAIN_ANNOTATION, FINISH_ANNOTATION
+from lockstep.timing.extract.argo import argo_rollout_pace, argo_strategy
+from lockstep.timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation
+from lockstep.timing.extract.values import ExtractError, amount, build, get, items, num, port_at, put
+from lockstep.timing.model import Exec, Grpc, Hpa, HttpGet, LoadBalancer, Pdb, Probe, Probes, ReadinessGate, Rollout, Service, Shutdown, TcpSocket
 
 SLEEP = re.compile(r"(?:^|[\s/;&|(])sleep\s+(\d+)([smh]?)(?![\w.])")
 

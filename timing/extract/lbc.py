@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from timing import limits as L
-from timing.controllers import NLB_CLASSES
-from timing.extract.aws import HC_FIELDS, HTTP_PROTOCOLS, attribute_number, target_group
-from timing.lbkinds import ALB, KINDS, NLB
-from timing.extract.values import ExtractError, annotation_number, get, put
-from timing.model import LoadBalancer
+from lockstep.timing import limits as L
+from lockstep.timing.controllers import NLB_CLASSES
+from lockstep.timing.extract.aws import HC_FIELDS, HTTP_PROTOCOLS, attribute_number, target_group
+from lockstep.timing.lbkinds import ALB, KINDS, NLB
+from lockstep.timing.extract.values import ExtractError, annotation_number, get, put
+from lockstep.timing.model import LoadBalancer
 
 ALB_ANNOTATION = ALB.annotation_prefix
 NLB_ANNOTATION = NLB.annotation_prefix

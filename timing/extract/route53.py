@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from timing.extract.values import build, get, items, num
-from timing.model import FailoverTiming
+from lockstep.timing.extract.values import build, get, items, num
+from lockstep.timing.model import FailoverTiming
 
 def route53_check(props: Mapping[str, Any]) -> tuple[int, int]:
     """(request interval, failure threshold) of a Route 53 health check; API defaults 30, 3."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from timing.context import Ctx, Scene, context, parse_version
-from timing.findings import Finding
-from timing.invariants.registry import BY_ID, RULE_IDS, RULES, Check, Rule, Scope, stamp
-from timing.model import LoadBalancer, Stack
+from lockstep.timing.context import Ctx, Scene, context, parse_version
+from lockstep.timing.findings import Finding
+from lockstep.timing.invariants.registry import BY_ID, RULE_IDS, RULES, Check, Rule, Scope, stamp
+from lockstep.timing.model import LoadBalancer, Stack
 
 __all__ = ["BY_ID", "RULES", "RULE_IDS", "Ctx", "InvariantErrors", "Rule", "Scene", "apply_accepts", "context",
            "errors", "evaluate", "parse_version", "raise_errors", "validate", "walk"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from timing import derived as d
-from timing import limits as L
-from timing.findings import Term, Verdict, holds, in_range, judge
+from lockstep.timing import derived as d
+from lockstep.timing import limits as L
+from lockstep.timing.findings import Term, Verdict, holds, in_range, judge
 
 if TYPE_CHECKING:
-    from timing.invariants import Ctx
-    from timing.model import Stack
+    from lockstep.timing.invariants import Ctx
+    from lockstep.timing.model import Stack
 
 
 def failover_values_in_range(stack: Stack, ctx: Ctx) -> list[Verdict]:
@@ -43,7 +43,7 @@ def failover_ignores_deploys(stack: Stack, ctx: Ctx) -> list[Verdict]:
     fo = stack.failover
     if fo is None:
         return []
-    from timing.invariants.kube import rollout_keeps_capacity
+    from lockstep.timing.invariants.kube import rollout_keeps_capacity
 
     svc = next((s for s in stack.services if s.name == fo.entry_service), None)
     if svc is None:

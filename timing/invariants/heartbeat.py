@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from timing import derived as d
-from timing.findings import Term, Verdict, holds, judge
-from timing.heartbeat_config import unseen_field
+from lockstep.timing import derived as d
+from lockstep.timing.findings import Term, Verdict, holds, judge
+from lockstep.timing.heartbeat_config import unseen_field
 
 if TYPE_CHECKING:
-    from timing.invariants import Ctx
-    from timing.model import HeartbeatService, Stack
+    from lockstep.timing.invariants import Ctx
+    from lockstep.timing.model import HeartbeatService, Stack
 
 
 def watchdog_shares_deploy_lock(stack: Stack, ctx: Ctx) -> list[Verdict]:

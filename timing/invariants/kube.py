@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from timing import derived as d
-from timing.conventions import name_labels
-from timing.findings import Term, Verdict, holds, judge
-from timing.findings import unknown as unknown_verdict
+from lockstep.timing import derived as d
+from lockstep.timing.conventions import name_labels
+from lockstep.timing.findings import Term, Verdict, holds, judge
+from lockstep.timing.findings import unknown as unknown_verdict
 
 if TYPE_CHECKING:
-    from timing.invariants import Ctx
-    from timing.model import Probe, Service
+    from lockstep.timing.invariants import Ctx
+    from lockstep.timing.model import Probe, Service
 
 
 def startup_covers_warmup(svc: Service, ctx: Ctx) -> list[Verdict]:

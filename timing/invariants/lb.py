@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from timing import derived as d
-from timing import limits as L
-from timing.findings import Term, Verdict, holds, in_range, judge
-from timing.lbkinds import KINDS, SLOW_START_KINDS
+from lockstep.timing import derived as d
+from lockstep.timing import limits as L
+from lockstep.timing.findings import Term, Verdict, holds, in_range, judge
+from lockstep.timing.lbkinds import KINDS, SLOW_START_KINDS
 
 if TYPE_CHECKING:
-    from timing.invariants import Ctx
-    from timing.model import LoadBalancer, Service
+    from lockstep.timing.invariants import Ctx
+    from lockstep.timing.model import LoadBalancer, Service
 
 
 def lb_timeout_below_interval(subject: str, lb: LoadBalancer) -> list[Verdict]:

@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from timing.findings import Finding, Severity, Status, Verdict
-from timing.invariants import failover as fo
-from timing.invariants import heartbeat as hb
-from timing.invariants import kube, lb, rollouts
+from lockstep.timing.findings import Finding, Severity, Status, Verdict
+from lockstep.timing.invariants import failover as fo
+from lockstep.timing.invariants import heartbeat as hb
+from lockstep.timing.invariants import kube, lb, rollouts
 
 Scope = Literal["lb", "service", "stack"]
 Decided = Literal["resource", "resources", "config"]

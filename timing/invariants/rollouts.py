@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from timing import derived as d
-from timing import limits as L
-from timing.findings import Term, Verdict, holds, judge
+from lockstep.timing import derived as d
+from lockstep.timing import limits as L
+from lockstep.timing.findings import Term, Verdict, holds, judge
 
 if TYPE_CHECKING:
-    from timing.invariants import Ctx
-    from timing.model import Service
+    from lockstep.timing.invariants import Ctx
+    from lockstep.timing.model import Service
 
 
 SWITCH = "switch"  # the label of the switch time on every path

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from timing.sim.state import INF, Pod, Target
+from lockstep.timing.sim.state import INF, Pod, Target
 
 
 class Checkers:

@@ -9,8 +9,8 @@ time, highest ordinal first, the old pod gone before its successor is scheduled.
 
 from __future__ import annotations
 
-from timing.sim.engine import World
-from timing.sim.state import Pod
+from lockstep.timing.sim.engine import World
+from lockstep.timing.sim.state import Pod
 
 TAIL = 15.0  # simulated seconds after the last old pod is gone
 

@@ -16,10 +16,10 @@ import heapq
 import random
 from typing import Callable
 
-from timing.sim.checkers import Checkers
-from timing.sim.lifecycle import Lifecycle
-from timing.sim.spec import ServiceSpec, keepalive_can_race
-from timing.sim.state import INF, Counts, Pod, Target
+from lockstep.timing.sim.checkers import Checkers
+from lockstep.timing.sim.lifecycle import Lifecycle
+from lockstep.timing.sim.spec import ServiceSpec, keepalive_can_race
+from lockstep.timing.sim.state import INF, Counts, Pod, Target
 
 LONG_SHARE = 0.02  # requests that take exactly the service's longest request time
 SLOW_SHARE = 0.03  # requests anywhere up to it; the rest take up to 1 s

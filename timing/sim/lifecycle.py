@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from timing.sim.state import INF, Pod, Target
+from lockstep.timing.sim.state import INF, Pod, Target
 
 RESTART_BACKOFF = (0.0, 10.0, 20.0, 40.0, 80.0, 160.0, 300.0)  # kubelet CrashLoopBackOff
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from timing.sim.controllers import TAIL, DeploymentRollout, StatefulSetRollout, stalled
-from timing.sim.engine import INF, Counts, Pod, World
-from timing.sim.spec import ServiceSpec
-from timing.sim.watchers import Observer, Watchdog
+from lockstep.timing.sim.controllers import TAIL, DeploymentRollout, StatefulSetRollout, stalled
+from lockstep.timing.sim.engine import INF, Counts, Pod, World
+from lockstep.timing.sim.spec import ServiceSpec
+from lockstep.timing.sim.watchers import Observer, Watchdog
 
 __all__ = ["DeploymentRollout", "StatefulSetRollout", "Outcome", "crash", "quiet", "replace", "rollout"]
 MAX_ROLLOUT = 7200.0  # simulated seconds; a rollout still running then is judged only if stalled

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from timing import limits as L
-from timing.heartbeat_config import unseen_field
-from timing.model import Probe, Service, Stack
+from lockstep.timing import limits as L
+from lockstep.timing.heartbeat_config import unseen_field
+from lockstep.timing.model import Probe, Service, Stack
 
 
 @dataclass(frozen=True, slots=True)

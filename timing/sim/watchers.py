@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from timing.sim.engine import World
-from timing.sim.spec import HeartbeatSpec, WatchdogSpec
+from lockstep.timing.sim.engine import World
+from lockstep.timing.sim.spec import HeartbeatSpec, WatchdogSpec
 
 
 class Observer:
