@@ -1,6 +1,7 @@
 """Chaos as a test (issue 16): the real broker killed at least three times and frozen at
 least twice, over a minute or more (as long as the faults take), while scopes fail and
-recover and the gateway is sometimes slower than its ack timeout. The harness and its figures are in tests/heartbeat/chaos.py."""
+recover and the gateway is sometimes slower than its ack timeout. The harness and its
+figures are in tests/heartbeat/chaos.py."""
 
 from __future__ import annotations
 
