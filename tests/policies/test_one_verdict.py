@@ -1,6 +1,7 @@
-"""One verdict: the same resources get the same failing findings from the policy pack (served
-over gRPC, as the engine calls it) and from `lockstep audit` (on the files `lockstep render`
-writes) — because both adapt their input to `timing.bind` and judge through it.
+"""One verdict: the same resources get the same failing findings, and the same warnings of the
+linker, from the policy pack (served over gRPC, as the engine calls it) and from `lockstep
+audit` (on the files `lockstep render` writes) — because both adapt their input to
+`timing.bind` and judge through it.
 
 The stacks: the example and generated valid stacks, rendered under Pulumi's mocks, and each
 render perturbed (numbers of its resources pushed to wrong values, as drift would) into
@@ -22,6 +23,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
 from lockstep.policies.findings import RESOURCE_RULES
+from lockstep.policies.rules import LINKED, LINKED_DESCRIPTION
 from tests.timing.strategies import base, edit
 from lockstep.timing.audit import adapt, audit
 from lockstep.timing.audit.reader import read_all
@@ -198,3 +200,24 @@ def test_the_pack_and_the_audit_agree_on_the_audit_corpus(analyzer, name) -> Non
     if version == (0, 0):
         got = {g for g in got if g[1] != "prestop-uses-native-sleep"}  # the pack's default cluster is 1.30
     assert got == want
+    # The linker's warnings: the audit prints `file:line: <words>`, the pack reports the words on the
+    # resource (the engine's message starts with the policy's description).
+    assert sorted(d.message.removeprefix(LINKED_DESCRIPTION + "\n") for d in diagnostics if d.policyName == LINKED) \
+        == sorted(audit_warning_words(result.warnings))
+
+
+def audit_warning_words(warnings: list[str]) -> list[str]:
+    """An audit warning without the `file:line: ` it starts with."""
+    out = []
+    for w in warnings:
+        where, words = w.split(": ", 1)
+        assert re.fullmatch(r".+:\d+", where), w
+        out.append(words)
+    return out
+
+
+def test_the_corpus_holds_a_linker_warning_for_the_pack_to_agree_on() -> None:
+    # the agreement above is only a check if some bundle warns
+    warned = [name for name in sorted(p.name for p in CORPUS.iterdir() if (p / "expected.yaml").exists())
+              if yaml.safe_load((CORPUS / name / "expected.yaml").read_text()).get("warnings")]
+    assert warned
