@@ -147,7 +147,7 @@ def lb_sources(workload: Resource, idx: Index, ctx: dict[str, Any], notes: list[
         if not selects_pods(svc, labels):
             continue
         ctx["used_services"].add(id(svc))
-        bound, replaces = lbs.tgb_sources(svc, idx, ctx, notes)
+        bound, replaces = lbs.tgb_sources(svc, workload, idx, ctx, notes)
         found += bound
         if not replaces:
             found += lbs.alb_sources(svc, workload, idx, ctx, notes)
