@@ -98,6 +98,26 @@ def test_an_ingress_backend_naming_a_service_the_stack_lacks_is_reported_by_the_
     assert violations(READABLE, stack) == []  # a warning, not a resource the pack could not read
 
 
+def unbound(stack: dict) -> dict:
+    """The stack without the api's target group (and the listener rule forwarding to it)."""
+    del stack["api-tg"], stack["api-rule"]
+    stack["api-tgb"] = (*stack["api-tgb"][:2], ())
+    return stack
+
+
+def test_a_binding_whose_target_group_the_stack_lacks_is_judged_at_the_bound():
+    short = unbound(edited({"api-deployment:spec:template:spec:containers:0:lifecycle:preStop:sleep:seconds": 10.0}))
+    assert [m for m, _ in violations("drain-covers-lb-detection", short)] == [
+        "ERROR drain-covers-lb-detection  api: drain 10s (shutdown.drain_s) < lb_detect ≥15s (deregistration: "
+        "lb.deregistration_propagation_s) + margin 5s  slack -10s → raise the drain to ≥20s or detect faster"]
+    assert violations("drain-covers-lb-detection", unbound(compliant())) == []  # 20 s: only the kind decides: skipped
+    assert violations("lb-values-in-range", unbound(compliant())) == []
+    # an unknown protocol is no HTTP(S) target group: the failover's entry workload is not guessed
+    assert [m for m, _ in violations(READABLE, unbound(compliant()))] == [
+        "lockstep cannot judge this resource: cannot tell the regional entry workload: set the policy config key "
+        "entry_service"]
+
+
 def test_a_target_group_of_an_unmodelled_protocol_is_not_judged():
     stack = edited({"api-tg:protocol": "UDP"})
     assert violations("lb-values-in-range", stack) == []

@@ -276,7 +276,7 @@ def failover_links(idx: Index, subjects: list[Subject], options: dict[str, Any],
         entry = None
         if record is not None:
             wanted = options.get("entry_service")
-            http = [s for s in subjects if s.service.lb is not None
+            http = [s for s in subjects if s.service.lb is not None and "lb.protocol" not in s.service.lb.unknown
                     and s.service.lb.protocol in KINDS[s.service.lb.kind].http_protocols]
             entry = (next((s for s in subjects if s.service.name == wanted), None) if wanted
                      else (http[0] if len(http) == 1 else None))
