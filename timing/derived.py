@@ -1,8 +1,9 @@
 """The derived times of INVARIANTS.md, each written once.
 
 Every function returns a `Term`: the number, the fields and numbers it was computed from
-(so a finding can print both sides), and which inputs were unknown and counted as 0 (the
-bound that holds for any value; rules then decide or report `skipped`, never guess).
+(so a finding can print both sides), and which inputs were unknown, each counted at its lower
+bound (0, or the least value its API range allows: `lb_field`), so the term is the bound
+that holds for any value; rules then decide or report `skipped`, never guess.
 Rules, timelines, the policy pack, the audit and the config mutator all call these.
 """
 
@@ -24,6 +25,14 @@ def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
     return Term(label, value, source, (), unit, (source,))
 
 
+def lb_field(lb: LoadBalancer, source: str, value: int | None, label: str = "") -> Term:
+    """A load-balancer input (shown by its field path unless labelled). One no input states
+    (`lb.unknown`) holds its lower bound, and a None counts as 0: both are remembered as unknown."""
+    if value is None or source in lb.unknown:
+        return Term(label or source, value or 0, source, (source,), fields=(source,))
+    return Term(label or source, value, source, fields=(source,))
+
+
 def source_field(source: str, value: int | None) -> Term:
     """An input shown by its field path alone: a part of a sum or a product."""
     return field(source, value, source)
@@ -43,7 +52,10 @@ def fields_of(*parts: Term) -> tuple[str, ...]:
 
 
 def _part(t: Term) -> str:
-    shown = "?" if t.source in t.unknown else str(t.value)
+    if t.source in t.unknown and not t.value:
+        shown = "?"  # an unknown input no range bounds
+    else:
+        shown = f"≥{t.value}" if t.unknown else str(t.value)
     return f"{t.source} {shown}" if " " not in t.source else f"{t.label} {shown}"
 
 
@@ -101,16 +113,16 @@ def unavailable_pods(svc: Service) -> int:
 # ---- load balancer --------------------------------------------------------------------------
 def detection(lb: LoadBalancer) -> Term:
     hc = lb.health_check
-    return product("health_check", source_field("lb.health_check.interval_s", hc.interval_s),
-                   source_field("lb.health_check.unhealthy_threshold", hc.unhealthy_threshold))
+    return product("health_check", lb_field(lb, "lb.health_check.interval_s", hc.interval_s),
+                   lb_field(lb, "lb.health_check.unhealthy_threshold", hc.unhealthy_threshold))
 
 
 def removal_paths(lb: LoadBalancer) -> list[Term]:
     paths = []
     for path in lb.removal:
         if path == "deregistration":
-            paths.append(field("deregistration", lb.deregistration_propagation_s,
-                               "lb.deregistration_propagation_s"))
+            paths.append(lb_field(lb, "lb.deregistration_propagation_s", lb.deregistration_propagation_s,
+                                  "deregistration"))
         elif path == "endpoints":
             paths.append(field("endpoints", lb.endpoint_propagation_s, "lb.endpoint_propagation_s"))
         else:
@@ -129,9 +141,9 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
     """A new target needs one passing check after registration propagates; with a readiness
     gate, the controller polls target health on top."""
     hc = lb.health_check
-    parts = [source_field("lb.registration_propagation_s", lb.registration_propagation_s),
-             source_field("lb.health_check.interval_s", hc.interval_s),
-             source_field("lb.health_check.timeout_s", hc.timeout_s)]
+    parts = [lb_field(lb, "lb.registration_propagation_s", lb.registration_propagation_s),
+             lb_field(lb, "lb.health_check.interval_s", hc.interval_s),
+             lb_field(lb, "lb.health_check.timeout_s", hc.timeout_s)]
     if gated is True:  # not truthiness: a None slipped in must not add the controller poll
         poll = "controller poll"  # shown by its label: one literal for label and source
         parts.append(Term(poll, L.CONTROLLER_GATE_POLL_S, poll))
@@ -141,8 +153,8 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
 
 def lb_recover(lb: LoadBalancer) -> Term:
     hc = lb.health_check
-    return product("lb_recover", source_field("lb.health_check.interval_s", hc.interval_s),
-                   source_field("lb.health_check.healthy_threshold", hc.healthy_threshold))
+    return product("lb_recover", lb_field(lb, "lb.health_check.interval_s", hc.interval_s),
+                   lb_field(lb, "lb.health_check.healthy_threshold", hc.healthy_threshold))
 
 
 # ---- pod lifecycle -----------------------------------------------------------------------------

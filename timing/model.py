@@ -24,6 +24,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
     model_validator,
 )
@@ -102,6 +103,14 @@ class LoadBalancer(Strict):
     deregistration_propagation_s: _int(L.PROPAGATION)
     registration_propagation_s: _int(L.PROPAGATION)
     endpoint_propagation_s: _int(L.PROPAGATION) = L.ENDPOINT_PROPAGATION_DEFAULT
+    # Fields no input states (a TargetGroupBinding whose target group the input lacks): each
+    # holds the lowest value its API range allows, and `derived.lb_field` marks it unknown, so a
+    # rule decides only where that bound decides (`timing.bind.lbs.unbound_lb`). Not configurable.
+    _unknown: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def unknown(self) -> frozenset[str]:
+        return self._unknown
 
     @model_validator(mode="before")
     @classmethod

@@ -1,6 +1,7 @@
-"""One verdict: the same resources get the same failing findings from the policy pack (served
-over gRPC, as the engine calls it) and from `lockstep audit` (on the files `lockstep render`
-writes) — because both adapt their input to `timing.bind` and judge through it.
+"""One verdict: the same resources get the same failing findings, and the same warnings of the
+linker, from the policy pack (served over gRPC, as the engine calls it) and from `lockstep
+audit` (on the files `lockstep render` writes) — because both adapt their input to
+`timing.bind` and judge through it.
 
 The stacks: the example and generated valid stacks, rendered under Pulumi's mocks, and each
 render perturbed (numbers of its resources pushed to wrong values, as drift would) into
@@ -22,6 +23,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
 from lockstep.policies.findings import RESOURCE_RULES
+from lockstep.policies.rules import LINKED, LINKED_DESCRIPTION
 from tests.timing.strategies import base, edit
 from lockstep.timing.audit import adapt, audit
 from lockstep.timing.audit.reader import read_all
@@ -83,9 +85,10 @@ def perturbed(recorded: list, rng: random.Random) -> list:
     return out
 
 
-def pack_findings(analyzer, recorded: list) -> set[tuple[str, str, str]]:
+def pack_findings(analyzer, recorded: list) -> tuple[set[tuple[str, str, str]], list[str]]:
     """(status, rule id, subject) of every failing finding the served pack reports: its stack
-    policies on all resources, its resource policies on each (as the engine calls them)."""
+    policies on all resources, its resource policies on each (as the engine calls them); and
+    the linker's warnings it reports."""
     custom = [r for r in recorded if r.custom]
 
     def props(r) -> dict:
@@ -100,12 +103,14 @@ def pack_findings(analyzer, recorded: list) -> set[tuple[str, str, str]]:
             continue  # the engine calls every resource policy on it; none reads this type
         diagnostics += analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=r.type, properties=struct(props(r)),
                                                                     urn=r.urn, name=r.name), timeout=60).diagnostics
-    return {(m.group(1).lower(), m.group(2), m.group(3)) for d in diagnostics for m in LINE.finditer(d.message)}
+    return ({(m.group(1).lower(), m.group(2), m.group(3)) for d in diagnostics for m in LINE.finditer(d.message)},
+            sorted(d.message.removeprefix(LINKED_DESCRIPTION + "\n") for d in diagnostics if d.policyName == LINKED))
 
 
-def audit_findings(paths: list[str]) -> set[tuple[str, str, str]]:
+def audit_findings(paths: list[str]) -> tuple[set[tuple[str, str, str]], list[str]]:
     result = audit(paths, CTX, {})
-    return {(f.status, f.id, f.subject) for f in result.findings if f.status in FAILED}
+    return ({(f.status, f.id, f.subject) for f in result.findings if f.status in FAILED},
+            sorted(audit_warning_words(result.warnings)))
 
 
 def renders() -> list[list]:
@@ -135,7 +140,7 @@ def test_the_pack_and_the_audit_agree_on_rendered_and_perturbed_stacks(analyzer,
             expected = audit_findings([str(out)])
             assert pack_findings(analyzer, stack) == expected, f"render {n} variant {k}"
             compared += 1
-            broken += bool(expected)
+            broken += bool(expected[0])
     assert compared >= 50 and broken >= 25  # valid and broken stacks both, many of each
 
 
@@ -198,3 +203,24 @@ def test_the_pack_and_the_audit_agree_on_the_audit_corpus(analyzer, name) -> Non
     if version == (0, 0):
         got = {g for g in got if g[1] != "prestop-uses-native-sleep"}  # the pack's default cluster is 1.30
     assert got == want
+    # The linker's warnings: the audit prints `file:line: <words>`, the pack reports the words on the
+    # resource (the engine's message starts with the policy's description).
+    assert sorted(d.message.removeprefix(LINKED_DESCRIPTION + "\n") for d in diagnostics if d.policyName == LINKED) \
+        == sorted(audit_warning_words(result.warnings))
+
+
+def audit_warning_words(warnings: list[str]) -> list[str]:
+    """An audit warning without the `file:line: ` it starts with."""
+    out = []
+    for w in warnings:
+        where, words = w.split(": ", 1)
+        assert re.fullmatch(r".+:\d+", where), w
+        out.append(words)
+    return out
+
+
+def test_the_corpus_holds_a_linker_warning_for_the_pack_to_agree_on() -> None:
+    # the agreement above is only a check if some bundle warns
+    warned = [name for name in sorted(p.name for p in CORPUS.iterdir() if (p / "expected.yaml").exists())
+              if yaml.safe_load((CORPUS / name / "expected.yaml").read_text()).get("warnings")]
+    assert warned

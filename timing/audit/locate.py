@@ -13,7 +13,7 @@ from typing import Any
 from lockstep.timing import conventions as C
 from lockstep.timing import extract as X
 from lockstep.timing.bind.judge import Judgement
-from lockstep.timing.bind.lbs import TG_KEYS
+from lockstep.timing.bind.lbs import TG_KEYS, UNSTATED, unstated_needs
 from lockstep.timing.bind.link import Subject
 from lockstep.timing.bind.resource import Resource, dig
 from lockstep.timing.findings import Finding
@@ -32,8 +32,9 @@ POD = ("spec", "template", "spec")
 
 
 def needs_annotations(needs: tuple[str, ...]) -> tuple[str, ...]:
-    """Unknown model fields → the workload annotation that would decide them."""
-    return tuple(DECIDED_BY.get(n, n) for n in needs)
+    """Unknown model fields → the workload annotation that would decide them, or the key of
+    the target group's JSON (a load-balancer field is unknown only when that JSON is missing)."""
+    return tuple(DECIDED_BY.get(n, unstated_needs(n) if n in UNSTATED else n) for n in needs)
 
 
 def container_index(subject: Subject) -> int:

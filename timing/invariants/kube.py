@@ -100,7 +100,8 @@ def readiness_gate_can_pass(svc: Service, ctx: Ctx) -> list[Verdict]:
     problems = []
     if lb is None or lb.target_type != "ip":
         problems.append("IP targets")
-    if lb is None or lb.attach_to_arn is None:
+    attach_unknown = lb is not None and "lb.attach_to_arn" in lb.unknown  # a target group the input lacks
+    if lb is None or (lb.attach_to_arn is None and not attach_unknown):
         problems.append("a target group attached to a load balancer")
     # A gate the pod template declares is in every pod, however it was created: the controller
     # sets the condition of any pod that carries it (LBC `updateTargetHealthPodConditionForPod`
@@ -115,8 +116,9 @@ def readiness_gate_can_pass(svc: Service, ctx: Ctx) -> list[Verdict]:
     left = Term("readiness gate", "declared in the pod template" if gate.declared else "injected by the webhook",
                 "readiness_gate", fields=("readiness_gate",))
     right = Term("missing", ", ".join(problems) or "nothing", "")
-    if order_unknown and not problems:
-        return [unknown_verdict(svc.name, left, "in", right, "", ("readiness_gate.injected_after_binding",))]
+    if (order_unknown or attach_unknown) and not problems:
+        needs = ("readiness_gate.injected_after_binding",) * order_unknown + ("lb.attach_to_arn",) * attach_unknown
+        return [unknown_verdict(svc.name, left, "in", right, "", needs)]
     return [holds(svc.name, not problems, left, "in", right, "provide " + "; ".join(problems) if problems else "")]
 
 
