@@ -151,3 +151,20 @@ def test_a_blue_green_on_ip_targets_with_the_alb_defaults_has_no_target_at_the_s
 @pytest.mark.xfail(strict=True, reason=GAP_ADMISSION)
 def test_the_rules_reject_a_blue_green_switch_whose_new_targets_come_after_the_old_ones_leave(kit):
     assert kit.error_ids(_defaults_switch(kit))
+
+
+def test_the_broken_argo_example_loses_nothing_on_instance_targets_the_rule_is_stricter(kit):
+    # examples/Pulumi.argo-scale-down.yaml: odds-stream's old ReplicaSet goes 5 s after the switch,
+    # before kube-proxy follows it (10 s); each old pod is still routed to until kube-proxy drops
+    # it and drains 15 s past its SIGTERM, so no request reaches a stopped pod. The rule holds the
+    # delay to the switch without crediting the drain.
+    from pathlib import Path
+
+    from lockstep.timing.config import read_stack_file
+
+    stack = read_stack_file(Path(__file__).resolve().parents[2] / "examples" / "Pulumi.argo-scale-down.yaml")
+    (svc,) = [s for s in stack.services if s.argo is not None]
+    assert svc.argo.scale_down_delay_s < svc.lb.endpoint_propagation_s <= svc.shutdown.drain_s
+    assert kit.error_ids(stack) == {RULE}
+    assert not run_scenario(kit.spec_of(stack, stack.services.index(svc)), "rollout", phases=6, seed=0,
+                            rate=20.0).harmful
