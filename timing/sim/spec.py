@@ -91,6 +91,10 @@ class ServiceSpec:
     schedule: int
     watchdog: WatchdogSpec | None
     heartbeat: tuple[HeartbeatSpec, ...]
+    # An Argo Rollout that switches a Service (blue-green, canary with ALB traffic routing):
+    # the old ReplicaSet is scaled down this long after the switch. None: no switch (a
+    # Deployment, a StatefulSet, or a basic canary, which rolls as a Deployment does).
+    scale_down_delay: int | None = None
 
 
 def keepalive_can_race(spec: ServiceSpec) -> bool:
@@ -173,6 +177,13 @@ def _scaled(n: int, surge: int, unavailable: int, keep: int | None) -> tuple[int
         (None if keep is None else down(keep))
 
 
+def _scale_down_delay(svc: Service) -> int | None:
+    argo = svc.argo
+    if argo is None or (argo.strategy == "canary" and argo.traffic_routing is None):
+        return None
+    return argo.scale_down_delay_s
+
+
 def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
     real = svc.hpa.min_replicas if svc.hpa is not None else svc.replicas
     assert real is not None
@@ -200,6 +211,7 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
         min_ready=svc.rollout.min_ready_s, progress_deadline=svc.rollout.progress_deadline_s,
         pdb_keep=keep, gate=_gate(svc), gate_poll=L.CONTROLLER_GATE_POLL_S,
         schedule=svc.schedule_s, watchdog=watchdog, heartbeat=beats,
+        scale_down_delay=_scale_down_delay(svc),
     )
 
 
