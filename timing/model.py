@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from lockstep.timing import limits as L
+from lockstep.timing.conventions import LBC_ATTACHED
 from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.references import reference_errors
 
@@ -324,6 +325,26 @@ class Service(Strict):
         if self.replicas is None and self.hpa is None:
             raise ValueError("replicas is required unless an hpa owns the replica count")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _controller_attaches_canary(cls, data: Any) -> Any:
+        return fill_canary_attachment(data)
+
+
+def fill_canary_attachment(data: Any) -> Any:
+    """A stack's canary routed by the ALB runs on the ALB the controller makes from the Ingress
+    infra renders (`infra/ingress.py`): the controller attaches the target group, so an unset
+    `lb.attach_to_arn` is filled as the audit reads such a group (`conventions.LBC_ATTACHED`).
+    Only config input (mappings) is filled: the audit passes the LB it read, attached or not."""
+    if not isinstance(data, dict):
+        return data
+    argo, lb = data.get("argo"), data.get("lb")
+    if not (isinstance(argo, dict) and argo.get("traffic_routing") == "alb" and isinstance(lb, dict)):
+        return data
+    if lb.get("attach_to_arn") is not None:
+        return data  # a stated ARN is for `timing.references` to refuse (the stack owns no listener)
+    return {**data, "lb": {**lb, "attach_to_arn": LBC_ATTACHED}}
 
 
 # ---- watchdog, heartbeat ---------------------------------------------------------------------
