@@ -47,8 +47,8 @@ def deployable_errors(stack: Stack) -> list[str]:
     problems: list[str] = []
     for i, svc in enumerate(stack.services):
         lb = svc.lb
-        if lb is None:
-            continue
+        if lb is None or (svc.argo is not None and svc.argo.traffic_routing == "alb"):
+            continue  # (a canary routed by the ALB: the controller makes its target groups, infra/ingress.py)
         where = f"{NAMESPACE}:services.{i}.lb"
         if lb.vpc_id is None:
             problems.append(f"{where}.vpc_id: required to create the target group")
