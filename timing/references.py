@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lockstep.timing.model import Stack
+    from lockstep.timing.model import Service, Stack
 
 
 def reference_errors(stack: Stack) -> list[str]:
@@ -56,4 +56,31 @@ def reference_errors(stack: Stack) -> list[str]:
                 svc.rollout.max_surge != "100%" or svc.rollout.max_unavailable not in (0, "0%")):
             problems.append(f"services.{i}.rollout: a blue-green Rollout brings the whole new ReplicaSet up beside "
                             "the old one: max_surge '100%', max_unavailable 0")
+        if svc.argo is not None and svc.argo.traffic_routing == "alb":
+            problems += canary_alb_errors(i, svc)
+    return problems
+
+
+# What the Ingress infra renders for a canary routed by the ALB does not carry: the controller makes
+# the ALB, its listener (on its default port), the rule order and the target groups (in its own
+# VPC) itself (`infra/ingress.py`).
+CONTROLLER_OWNED = ("rule_priority", "listener_port", "vpc_id")
+
+
+def canary_alb_errors(i: int, svc: Service) -> list[str]:
+    """A canary routed by the ALB needs an ALB in the model (the weights are set on its
+    listener) and no listener of the stack's own."""
+    from lockstep.timing.conventions import LBC_ATTACHED
+
+    lb = svc.lb
+    if lb is None or lb.kind != "alb":
+        return [f"services.{i}.lb.kind: a canary routed by the ALB (argo.traffic_routing alb) needs lb.kind alb "
+                f"(got {'no lb' if lb is None else lb.kind})"]
+    problems = []
+    if lb.attach_to_arn != LBC_ATTACHED:
+        problems.append(f"services.{i}.lb.attach_to_arn: leave unset for a canary routed by the ALB: the controller "
+                        "makes the ALB and its listener from the Ingress infra renders")
+    problems += [f"services.{i}.lb.{name}: leave unset for a canary routed by the ALB: the controller makes the ALB, "
+                 "its listener and target groups from the Ingress infra renders"
+                 for name in CONTROLLER_OWNED if getattr(lb, name) is not None]
     return problems
