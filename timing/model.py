@@ -88,7 +88,9 @@ class LoadBalancer(Strict):
     attach_to_arn: str | None = Field(
         default=None,
         description="ALB listener ARN (a listener rule is created) or NLB load balancer ARN "
-        "(a listener is created); a target group attached to nothing never reports healthy",
+        "(a listener is created); a target group attached to nothing never reports healthy; unset for a "
+        "canary routed by the ALB (argo.traffic_routing alb): the controller attaches the groups it makes "
+        "from the Ingress infra renders",
     )
     listener_port: _int(L.PORT) | None = None
     rule_priority: Annotated[int, Field(ge=1, le=50000, strict=True)] | None = None

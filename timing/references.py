@@ -76,11 +76,7 @@ def canary_alb_errors(i: int, svc: Service) -> list[str]:
     if lb is None or lb.kind != "alb":
         return [f"services.{i}.lb.kind: a canary routed by the ALB (argo.traffic_routing alb) needs lb.kind alb "
                 f"(got {'no lb' if lb is None else lb.kind})"]
-    problems = []
-    if lb.attach_to_arn != LBC_ATTACHED:
-        problems.append(f"services.{i}.lb.attach_to_arn: leave unset for a canary routed by the ALB: the controller "
-                        "makes the ALB and its listener from the Ingress infra renders")
-    problems += [f"services.{i}.lb.{name}: leave unset for a canary routed by the ALB: the controller makes the ALB, "
-                 "its listener and target groups from the Ingress infra renders"
-                 for name in CONTROLLER_OWNED if getattr(lb, name) is not None]
-    return problems
+    stated = ["attach_to_arn"] if lb.attach_to_arn != LBC_ATTACHED else []
+    stated += [name for name in CONTROLLER_OWNED if getattr(lb, name) is not None]
+    return [f"services.{i}.lb.{name}: leave unset for a canary routed by the ALB: the controller makes the ALB, "
+            "its listener and target groups from the Ingress infra renders" for name in stated]
