@@ -71,9 +71,12 @@ def canary_alb_errors(i: int, svc: Service) -> list[str]:
     """A canary routed by the ALB needs an ALB in the model (the weights are set on its
     listener) and no listener of the stack's own."""
     from lockstep.timing.conventions import LBC_ATTACHED
+    from lockstep.timing.lbkinds import ALB, KINDS
 
     lb = svc.lb
-    if lb is None or lb.kind != "alb":
+    # Argo's `trafficRouting.alb` sets weights on the listener rule of the ALB the controller
+    # makes from the Ingress: that kind of the table, and no other.
+    if lb is None or KINDS[lb.kind] is not ALB:
         return [f"services.{i}.lb.kind: a canary routed by the ALB (argo.traffic_routing alb) needs lb.kind alb "
                 f"(got {'no lb' if lb is None else lb.kind})"]
     stated = ["attach_to_arn"] if lb.attach_to_arn != LBC_ATTACHED else []
