@@ -61,25 +61,13 @@ def reference_errors(stack: Stack) -> list[str]:
     return problems
 
 
-# What the Ingress infra renders for a canary routed by the ALB does not carry: the controller makes
-# the ALB, its listener (on its default port), the rule order and the target groups (in its own
-# VPC) itself (`infra/ingress.py`).
-CONTROLLER_OWNED = ("rule_priority", "listener_port", "vpc_id")
-
-
 def canary_alb_errors(i: int, svc: Service) -> list[str]:
-    """A canary routed by the ALB needs an ALB in the model (the weights are set on its
-    listener) and no listener of the stack's own."""
-    from lockstep.timing.conventions import LBC_ATTACHED
+    """A canary routed by the ALB needs an ALB in the model: Argo's `trafficRouting.alb` sets
+    weights on the listener rule of the ALB the controller makes from the Ingress."""
     from lockstep.timing.lbkinds import ALB, KINDS
 
     lb = svc.lb
-    # Argo's `trafficRouting.alb` sets weights on the listener rule of the ALB the controller
-    # makes from the Ingress: that kind of the table, and no other.
     if lb is None or KINDS[lb.kind] is not ALB:
         return [f"services.{i}.lb.kind: a canary routed by the ALB (argo.traffic_routing alb) needs lb.kind alb "
                 f"(got {'no lb' if lb is None else lb.kind})"]
-    stated = ["attach_to_arn"] if lb.attach_to_arn != LBC_ATTACHED else []
-    stated += [name for name in CONTROLLER_OWNED if getattr(lb, name) is not None]
-    return [f"services.{i}.lb.{name}: leave unset for a canary routed by the ALB: the controller makes the ALB, "
-            "its listener and target groups from the Ingress infra renders" for name in stated]
+    return []

@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from lockstep.infra.render_cli import manifest, write
+from lockstep.infra import config
+from lockstep.infra.config import CONTROLLER_OWNS, deployable_errors
 from lockstep.infra.ingress import INGRESS_CLASS, PATH_TYPE, USE_ANNOTATION
 from lockstep.timing import limits as L
 from lockstep.timing.audit import adapt
@@ -32,7 +34,7 @@ from tests.infra.support import Resources, example_values, render
 
 ROLLOUT_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "rollout-v1alpha1.json").read_text())
 ARGO = {"strategy": "canary", "traffic_routing": "alb", "scale_down_delay_s": 45, "abort_scale_down_delay_s": 60}
-CONTROLLER_OWNED = ("attach_to_arn", "rule_priority", "listener_port", "vpc_id")
+CONTROLLER_OWNED = ("attach_to_arn", *config.CONTROLLER_OWNED)
 
 
 def canary_values(argo: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -275,5 +277,13 @@ def test_a_canary_routed_by_the_alb_needs_an_alb():
 def test_a_canary_routed_by_the_alb_refuses_a_listener_of_the_stacks_own(field, value):
     values = canary_values()
     values["services"][0]["lb"][field] = value
+    assert deployable_errors(stack_from_config(values)) == [f"lockstep:services.0.lb.{field}: {CONTROLLER_OWNS}"]
     with pytest.raises(ConfigError, match=rf"services\.0\.lb\.{field}: leave unset for a canary routed by the ALB"):
-        stack_from_config(values)
+        render(values)
+
+
+def test_the_examples_listener_on_a_canary_is_named_field_by_field():
+    values = example_values()
+    values["services"][0]["argo"] = dict(ARGO)
+    assert deployable_errors(stack_from_config(values)) == [
+        f"lockstep:services.0.lb.{f}: {CONTROLLER_OWNS}" for f in ("attach_to_arn", "rule_priority", "vpc_id")]
