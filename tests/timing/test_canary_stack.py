@@ -97,3 +97,22 @@ def test_a_stated_listener_is_left_to_infra_and_judged_attached() -> None:
 def test_a_blue_green_service_keeps_its_own_listener() -> None:
     stack = build({"services.0.argo": {"strategy": "blueGreen"}, "services.0.rollout.max_surge": "100%"})
     assert stack.services[0].lb.attach_to_arn.startswith("arn:aws:elasticloadbalancing:")
+
+
+def test_the_stack_refuses_a_canary_routed_by_the_alb_behind_an_nlb() -> None:
+    # basketball-feed: behind the example's NLB
+    with pytest.raises(ValidationError, match=r"services\.2\.lb\.kind: a canary routed by the ALB "
+                                              r"\(argo\.traffic_routing alb\) needs lb\.kind alb \(got nlb\)"):
+        build({"services.2.kind": "Deployment", "services.2.argo": CANARY})
+
+
+def test_the_stack_takes_a_basic_canary_behind_an_nlb() -> None:
+    stack = build({"services.2.kind": "Deployment", "services.2.argo": {"strategy": "canary"}})
+    assert stack.services[2].argo.traffic_routing is None
+
+
+def test_a_canary_behind_an_nlb_is_named_beside_the_other_services_problems() -> None:
+    with pytest.raises(ValidationError) as err:
+        build({"services.0.shutdown.prestop": "command", "services.2.kind": "Deployment", "services.2.argo": CANARY})
+    text = str(err.value)
+    assert "services.0.shutdown.prestop: 'command'" in text and "services.2.lb.kind: a canary routed by the ALB" in text
