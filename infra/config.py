@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from lockstep.timing.config import NAMESPACE, ConfigError, stack_from_config
-from lockstep.timing.conventions import LBC_ATTACHED
+from lockstep.timing.controllers import LBC_ATTACHED
 from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.invariants import raise_errors
 from lockstep.timing.model import LoadBalancer, Stack

@@ -30,10 +30,6 @@ GATE_LABEL = ("elbv2.k8s.aws/pod-readiness-gate-inject", "enabled")
 GATE_CONDITION = "target-health.elbv2.k8s.aws/"
 # Labels the controller puts on the TargetGroupBindings it manages for an Ingress or Service.
 MANAGED_TGB_LABELS = ("ingress.k8s.aws/stack", "service.k8s.aws/stack")
-# `lb.attach_to_arn` of a target group the controller makes and attaches itself (from an Ingress
-# or a LoadBalancer Service): what the readers put there, and what the model fills in for a
-# stack's canary routed by the ALB, whose Ingress infra renders (`model.fill_canary_attachment`).
-LBC_ATTACHED = "attached by the AWS Load Balancer Controller"
 
 # ---- the offline render's stand-ins --------------------------------------------------------------
 # Values the cloud would assign end in this suffix in `lockstep render` output.

@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from lockstep.timing import limits as L
-from lockstep.timing.conventions import LBC_ATTACHED
+from lockstep.timing.controllers import LBC_ATTACHED
 from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.references import reference_errors
 
@@ -337,7 +337,7 @@ class Service(Strict):
 def fill_canary_attachment(data: Any) -> Any:
     """A stack's canary routed by the ALB runs on the ALB the controller makes from the Ingress
     infra renders (`infra/ingress.py`): the controller attaches the target group, so an unset
-    `lb.attach_to_arn` is filled as the audit reads such a group (`conventions.LBC_ATTACHED`).
+    `lb.attach_to_arn` is filled as the audit reads such a group (`controllers.LBC_ATTACHED`).
     Only config input (mappings) is filled: the audit passes the LB it read, attached or not."""
     if not isinstance(data, dict):
         return data

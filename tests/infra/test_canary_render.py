@@ -25,7 +25,7 @@ from lockstep.timing.audit import adapt
 from lockstep.timing.audit.reader import read_all
 from lockstep.timing.bind.link import link
 from lockstep.timing.config import stack_from_config
-from lockstep.timing.conventions import LBC_ATTACHED
+from lockstep.timing.controllers import LBC_ATTACHED
 from lockstep.timing.extract.lbc import ALB_ANNOTATION
 from lockstep.timing.inputs import ConfigError
 from lockstep.timing.invariants import errors, evaluate

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from lockstep.timing.conventions import LBC_ATTACHED
+from lockstep.timing.controllers import LBC_ATTACHED
 from lockstep.timing.model import Service, fill_canary_attachment
 from lockstep.timing.references import canary_alb_errors
 from tests.timing.strategies import DELETE, build

@@ -10,8 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lockstep.timing import limits as L
-from lockstep.timing.controllers import NLB_CLASSES
-from lockstep.timing.conventions import LBC_ATTACHED
+from lockstep.timing.controllers import LBC_ATTACHED, NLB_CLASSES
 from lockstep.timing.extract.aws import HC_FIELDS, HTTP_PROTOCOLS, attribute_number, target_group
 from lockstep.timing.lbkinds import ALB, KINDS, NLB
 from lockstep.timing.extract.values import ExtractError, annotation_number, get, put
