@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from lockstep.timing import limits as L
+from lockstep.timing.controllers import LBC_ATTACHED
 from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.references import reference_errors
 
@@ -88,7 +89,9 @@ class LoadBalancer(Strict):
     attach_to_arn: str | None = Field(
         default=None,
         description="ALB listener ARN (a listener rule is created) or NLB load balancer ARN "
-        "(a listener is created); a target group attached to nothing never reports healthy",
+        "(a listener is created); a target group attached to nothing never reports healthy; unset for a "
+        "canary routed by the ALB (argo.traffic_routing alb): the controller attaches the groups it makes "
+        "from the Ingress infra renders",
     )
     listener_port: _int(L.PORT) | None = None
     rule_priority: Annotated[int, Field(ge=1, le=50000, strict=True)] | None = None
@@ -333,6 +336,26 @@ class Service(Strict):
         if self.replicas is None and self.hpa is None:
             raise ValueError("replicas is required unless an hpa owns the replica count")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _controller_attaches_canary(cls, data: Any) -> Any:
+        return fill_canary_attachment(data)
+
+
+def fill_canary_attachment(data: Any) -> Any:
+    """A stack's canary routed by the ALB runs on the ALB the controller makes from the Ingress
+    infra renders (`infra/ingress.py`): the controller attaches the target group, so an unset
+    `lb.attach_to_arn` is filled as the audit reads such a group (`controllers.LBC_ATTACHED`).
+    Only config input (mappings) is filled: the audit passes the LB it read, attached or not."""
+    if not isinstance(data, dict):
+        return data
+    argo, lb = data.get("argo"), data.get("lb")
+    if not (isinstance(argo, dict) and argo.get("traffic_routing") == "alb" and isinstance(lb, dict)):
+        return data
+    if lb.get("attach_to_arn") is not None:
+        return data  # a stated ARN is for `timing.references` to refuse (the stack owns no listener)
+    return {**data, "lb": {**lb, "attach_to_arn": LBC_ATTACHED}}
 
 
 # ---- watchdog, heartbeat ---------------------------------------------------------------------

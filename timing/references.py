@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lockstep.timing.model import Stack
+    from lockstep.timing.model import Service, Stack
 
 
 def reference_errors(stack: Stack) -> list[str]:
@@ -56,4 +56,18 @@ def reference_errors(stack: Stack) -> list[str]:
                 svc.rollout.max_surge != "100%" or svc.rollout.max_unavailable not in (0, "0%")):
             problems.append(f"services.{i}.rollout: a blue-green Rollout brings the whole new ReplicaSet up beside "
                             "the old one: max_surge '100%', max_unavailable 0")
+        if svc.argo is not None and svc.argo.traffic_routing == "alb":
+            problems += canary_alb_errors(i, svc)
     return problems
+
+
+def canary_alb_errors(i: int, svc: Service) -> list[str]:
+    """A canary routed by the ALB needs an ALB in the model: Argo's `trafficRouting.alb` sets
+    weights on the listener rule of the ALB the controller makes from the Ingress."""
+    from lockstep.timing.lbkinds import ALB, KINDS
+
+    lb = svc.lb
+    if lb is None or KINDS[lb.kind] is not ALB:
+        return [f"services.{i}.lb.kind: a canary routed by the ALB (argo.traffic_routing alb) needs lb.kind alb "
+                f"(got {'no lb' if lb is None else lb.kind})"]
+    return []

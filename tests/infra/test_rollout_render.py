@@ -91,14 +91,6 @@ def test_the_audit_reads_the_rendered_rollout_back_as_the_same_service(rendered,
     assert (argo.strategy, argo.scale_down_delay_s, argo.abort_scale_down_delay_s) == ("blueGreen", 40, 0)
 
 
-def test_a_canary_is_not_deployed_by_the_stack():
-    values = blue_green_api()
-    values["services"][0]["argo"] = {"strategy": "canary", "traffic_routing": "alb"}
-    values["services"][0]["rollout"] = {**values["services"][0]["rollout"], "max_surge": 1}
-    with pytest.raises(Exception, match="infra deploys blue-green Rollouts"):
-        render(values)
-
-
 def test_a_blue_green_stack_states_its_whole_surge():
     values = blue_green_api()
     values["services"][0]["rollout"]["max_surge"] = 1

@@ -24,7 +24,7 @@ from pulumi.runtime.proto import analyzer_pb2
 
 from lockstep.policies.findings import RESOURCE_RULES
 from lockstep.policies.rules import LINKED, LINKED_DESCRIPTION
-from tests.timing.strategies import base, edit
+from tests.timing.strategies import DELETE, base, edit
 from lockstep.timing.audit import adapt, audit
 from lockstep.timing.audit.reader import read_all
 from lockstep.timing.config import EXAMPLE, lockstep_values
@@ -46,8 +46,14 @@ VARIANTS = [
     {"services.0.argo": {"strategy": "blueGreen", "scale_down_delay_s": 45, "abort_scale_down_delay_s": 30},
      "services.0.rollout.max_surge": "100%"},
 ]
+# the api as a canary routed by the ALB: its Rollout, stable and canary Services and the Ingress
+# the controller makes the ALB from (no listener, VPC or target group of the stack's own)
+CANARY = {"services.0.argo": {"strategy": "canary", "traffic_routing": "alb", "scale_down_delay_s": 45,
+                              "abort_scale_down_delay_s": 60},
+          **{f"services.0.lb.{k}": DELETE for k in ("attach_to_arn", "rule_priority", "listener_port", "vpc_id")}}
+VARIANTS.append(CANARY)
 PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types a resource policy reads
-PERTURBATIONS_PER_RENDER = 11  # 6 renders × (1 + 11) = 72 stacks of resources
+PERTURBATIONS_PER_RENDER = 11  # 7 renders × (1 + 11) = 84 stacks of resources
 
 
 def struct(props: dict) -> struct_pb2.Struct:
@@ -224,3 +230,44 @@ def test_the_corpus_holds_a_linker_warning_for_the_pack_to_agree_on() -> None:
     warned = [name for name in sorted(p.name for p in CORPUS.iterdir() if (p / "expected.yaml").exists())
               if yaml.safe_load((CORPUS / name / "expected.yaml").read_text()).get("warnings")]
     assert warned
+
+
+def check_findings(values: dict) -> set[tuple[str, str, str]]:
+    """(status, rule id, subject) of every failing finding `lockstep check` reports on the stack."""
+    from lockstep.timing.config import stack_from_config
+    from lockstep.timing.invariants import evaluate
+
+    return {(f.status, f.id, f.subject) for f in evaluate(stack_from_config(values)) if f.status in FAILED}
+
+
+def canary_with_delay(values: dict, recorded: list, delay: int) -> list:
+    """The render with the Rollout's scaleDownDelaySeconds set to `delay` (what a config with
+    that delay would render: the program refuses to render a broken stack)."""
+    out = [replace(r, inputs=copy.deepcopy(r.inputs)) for r in recorded]
+    rollout = next(r for r in out if r.custom and r.kind == "Rollout")
+    rollout.inputs["spec"]["strategy"]["canary"]["scaleDownDelaySeconds"] = delay
+    return out
+
+
+def test_check_the_audit_and_the_pack_agree_on_a_canary_routed_by_the_alb_valid_and_broken(analyzer, tmp_path):
+    """One verdict from the three front ends: `check` on the stack config, `lockstep audit` on
+    the files `lockstep render` writes, and the served pack on the rendered resources. The
+    broken canary scales the old ReplicaSet down before the switch has propagated."""
+    from lockstep.infra.render import record
+    from lockstep.infra.render_cli import write
+    from lockstep.timing.invariants.rollouts import switch_time
+
+    valid = edit(lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"]), CANARY)
+    recorded = record(valid)
+    from lockstep.timing.config import stack_from_config
+    api = stack_from_config(valid).services[0]
+    short = int(switch_time(api).value) + CTX.margin_s - 1  # one second short of switch + margin
+    broken = edit(valid, {"services.0.argo.scale_down_delay_s": short})
+    for name, values, stack in (("valid", valid, recorded), ("broken", broken, canary_with_delay(valid, recorded, short))):
+        out = tmp_path / name
+        write(stack, out)
+        by_check = check_findings(values)
+        assert audit_findings([str(out)]) == by_check, name
+        assert pack_findings(analyzer, stack) == by_check, name
+    assert ("error", "rollout-scale-down-outlasts-switch", "api") in check_findings(broken)
+    assert not any(f[1] == "rollout-scale-down-outlasts-switch" for f in check_findings(valid))
