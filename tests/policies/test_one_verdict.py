@@ -43,9 +43,12 @@ VARIANTS = [
     # the api as a blue-green Argo Rollout: its Rollout custom resource and preview Service
     {"services.0.argo": {"strategy": "blueGreen", "scale_down_delay_s": 45, "abort_scale_down_delay_s": 30},
      "services.0.rollout.max_surge": "100%"},
+    # the api as a DaemonSet on 3 nodes (no HPA can own a DaemonSet's count): its node count
+    # travels as the lockstep.dev/nodes annotation
+    {"services.0.kind": "DaemonSet", "services.0.hpa": None, "services.0.replicas": 3},
 ]
 PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types a resource policy reads
-PERTURBATIONS_PER_RENDER = 11  # 6 renders × (1 + 11) = 72 stacks of resources
+PERTURBATIONS_PER_RENDER = 11  # 7 renders × (1 + 11) = 84 stacks of resources
 
 
 def struct(props: dict) -> struct_pb2.Struct:
