@@ -211,7 +211,7 @@ class Rollout(Strict):
     progress_deadline_s: _int(L.PROGRESS_DEADLINE) = L.K8S_DEFAULTS["progress_deadline_s"]
     update_strategy: Literal["RollingUpdate", "OnDelete"] = Field(
         default="RollingUpdate", description="DaemonSet: OnDelete replaces a pod only when it is deleted (the "
-        "rollout rules then have no rollout to judge)")
+        "rollout rules then have no rollout to judge); a DaemonSet's unstated max_unavailable is 1 and max_surge 0")
 
 
 class ArgoRollout(Strict):
@@ -302,8 +302,9 @@ class Service(Strict):
     image: str = Field(min_length=1)
     container_port: _int(L.PORT)
     replicas: _int(L.REPLICAS) | None = Field(
-        default=None, description="null only when an HPA owns them; DaemonSet: the nodes it runs on, null: "
-        "unknown (rules that need the pod count are skipped)")
+        default=None, description="null only when an HPA owns them; DaemonSet: the nodes it runs on (what `audit` "
+        "and the pack read from the lockstep.dev/nodes annotation), null: unknown (rules that need the pod count "
+        "are skipped); a Deployment or StatefulSet must state it")
     labels: dict[str, str] = Field(default_factory=dict, description="extra pod labels")
     name_label: bool = Field(
         default=True, description="pods also carry app.kubernetes.io/name=<name> (what infra "

@@ -38,6 +38,8 @@ def reference_errors(stack: Stack) -> list[str]:
     for i, spec in enumerate(stack.heartbeat_specs):
         if spec.max_outage_s is None:
             problems.append(f"heartbeat_specs.{i}.max_outage_s: required (the agreed outage budget)")
+    if stack.heartbeat is not None and stack.heartbeat.rollout.update_strategy != "RollingUpdate":
+        problems.append("heartbeat.rollout.update_strategy: the heartbeat service is a Deployment: RollingUpdate only")
     if stack.heartbeat is not None and stack.heartbeat.warmup_s is None:
         problems.append("heartbeat.warmup_s: required (start to first successful readiness check)")
     if stack.heartbeat_specs and stack.heartbeat is None:

@@ -108,6 +108,13 @@ def test_a_heartbeat_spec_cannot_watch_a_daemonset():
         Stack.model_validate(values)
 
 
+def test_the_heartbeat_deployment_cannot_be_updated_on_delete():
+    values = base()
+    values["heartbeat"]["rollout"] = {"update_strategy": "OnDelete"}
+    with pytest.raises(ValidationError, match=r"heartbeat\.rollout\.update_strategy: the heartbeat service is a Deployment"):
+        Stack.model_validate(values)
+
+
 def test_the_kind_table_holds_every_kind_the_model_accepts():
     kinds = Service.model_fields["kind"].annotation.__args__
     assert set(kinds) == set(WORKLOAD_KINDS)
