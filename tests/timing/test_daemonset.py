@@ -232,6 +232,15 @@ def test_a_pdb_that_scales_with_the_count_waits_on_the_node_count(pdb):
     assert found and all(f.status == "skipped" and f.needs == ("replicas",) for f in found)
 
 
+def test_an_unknown_count_shows_the_allowed_disruptions_as_a_bound_from_zero():
+    values = without_heartbeat(as_daemonset(base(), FOOTBALL, None))
+    values["services"][FOOTBALL]["pdb"] = {"min_available": 2}
+    found = [f for f in evaluate(build(values=values)) if f.subject == "football-feed" and f.id == "pdb-allows-eviction"]
+    assert [f.render() for f in found] == [
+        "SKIPPED pdb-allows-eviction  football-feed: allowed disruptions ≥0 (pdb.min_available 2 of replicas unknown "
+        "(replicas)) ≥ minimum 1  slack -1 → needs replicas"]
+
+
 def test_a_pdb_keeping_no_pod_asks_nothing_of_an_unknown_count():
     values = without_heartbeat(as_daemonset(base(), FOOTBALL, None))
     values["services"][FOOTBALL]["pdb"] = {"min_available": "0%"}

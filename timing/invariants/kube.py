@@ -201,7 +201,8 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Verdict]:
     count = d.replica_term(svc)
     of = f"{setting} of {count.render()}" if count.unknown else f"{setting} of {d.replicas(svc)} replicas"
     return [judge(svc.name,
-                  Term("allowed disruptions", allowed, of, unknown, "",
+                  # with the count unknown, no fewer than 0 (the bound that holds for any count)
+                  Term("allowed disruptions", max(allowed, 0) if unknown else allowed, of, unknown, "",
                        (setting.split()[0], d.replica_field(svc))),
                   ">=", Term("minimum", 1, "", (), ""),
                   "lower pdb.min_available below replicas (or accept it for a singleton)")]
