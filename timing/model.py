@@ -331,19 +331,19 @@ class Service(Strict):
     def _kind_rollout_defaults(cls, data: Any) -> Any:
         # A kind whose rollout defaults are not the Deployment's (a DaemonSet's 1 unavailable, no
         # surge) gets them for what the rollout leaves unstated, so the model holds what deploys.
-        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        # (A kind without such defaults gets an equal rollout back: the defaults are empty.)
+        if not isinstance(data, dict):
             return data
-        kind = WORKLOAD_KINDS.get(data["kind"])
-        if kind is None or not kind.rollout_defaults:
-            return data
+        kind = WORKLOAD_KINDS.get(data["kind"]) if isinstance(data.get("kind"), str) else None
+        defaults = kind.rollout_defaults if kind is not None else {}
         given = data.get("rollout")
         if isinstance(given, Rollout):
-            given = given.model_dump(include=set(given.model_fields_set))
-        if given is None:
-            given = {}
-        if not isinstance(given, dict):
-            return data  # left for the field to refuse
-        return {**data, "rollout": {**kind.rollout_defaults, **given}}
+            # a copy, not a re-validation: a reader keeps out-of-range numbers for the rules to report
+            unset = {k: v for k, v in defaults.items() if k not in given.model_fields_set}
+            return {**data, "rollout": given.model_copy(update=unset)}
+        if given is None or isinstance(given, dict):
+            return {**data, "rollout": {**defaults, **(given or {})}}
+        return data  # left for the field to refuse
 
     @model_validator(mode="after")
     def _replicas_owner(self) -> Service:

@@ -87,6 +87,36 @@ def test_a_deployments_rollout_defaults_are_untouched():
     assert (rollout.max_surge, rollout.max_unavailable) == (L.K8S_DEFAULTS["max_surge"], L.K8S_DEFAULTS["max_unavailable"])
 
 
+@pytest.mark.parametrize("kind", ["DaemonSet", "Deployment"])
+def test_a_rollout_that_is_not_a_mapping_is_refused_by_its_field(kind):
+    values = without_heartbeat(as_daemonset(base(), FOOTBALL, 3))
+    values["services"][FOOTBALL].update(kind=kind, rollout="fast")
+    with pytest.raises(ValidationError) as err:
+        Stack.model_validate(values)
+    assert [e["loc"][-1] for e in err.value.errors()] == ["rollout"]
+
+
+@pytest.mark.parametrize("kind", [["DaemonSet"], "Job", 5])
+def test_a_kind_that_is_not_one_of_the_table_is_refused_by_its_field(kind):
+    values = base()
+    values["services"][FOOTBALL]["kind"] = kind
+    with pytest.raises(ValidationError) as err:
+        Stack.model_validate(values)
+    assert "kind" in [e["loc"][-1] for e in err.value.errors()]
+
+
+def test_a_readers_out_of_range_rollout_number_is_kept_not_revalidated():
+    # `extract.values.build` keeps out-of-range numbers for the range rules to report
+    loose = Rollout.model_construct(min_ready_s=L.MIN_READY.hi + 1, _fields_set={"min_ready_s"})
+    for kind in ("DaemonSet", "Deployment"):
+        values = without_heartbeat(as_daemonset(base(), FOOTBALL, 3))
+        values["services"][FOOTBALL].update(kind=kind, rollout=loose)
+        rollout = build(values=values).services[FOOTBALL].rollout
+        assert rollout.min_ready_s == L.MIN_READY.hi + 1
+        defaults = L.DAEMONSET_ROLLOUT_DEFAULTS if kind == "DaemonSet" else L.K8S_DEFAULTS
+        assert (rollout.max_surge, rollout.max_unavailable) == (defaults["max_surge"], defaults["max_unavailable"])
+
+
 def test_an_hpa_cannot_own_a_daemonsets_count():
     values = without_heartbeat(as_daemonset(base(), API, None))
     values["services"][API]["hpa"] = {"min_replicas": 2, "max_replicas": 4}
@@ -215,6 +245,24 @@ def test_a_stated_node_count_decides_the_count_rules_as_the_deployments_replicas
     assert got and got == {f for f in verdicts(deployment, name, set()) if f[0] in count_rules}
 
 
+def test_an_unknown_count_shows_the_capacity_during_rollout_by_its_field():
+    found = [f for f in evaluate(build(values=as_daemonset(without_heartbeat(base()), FOOTBALL, None)))
+             if f.subject == "football-feed" and f.id == "rollout-keeps-capacity"]
+    assert [f.render() for f in found] == [
+        "SKIPPED rollout-keeps-capacity  football-feed: capacity during rollout unknown (replicas) ≥ minimum 1 pod  "
+        "slack -1 pods → needs replicas"]
+
+
+def test_a_health_check_drain_of_an_unknown_count_of_targets_waits_on_the_node_count():
+    values = without_heartbeat(as_daemonset(base(), BASKETBALL, None))
+    values["services"][BASKETBALL]["lb"]["removal"] = ["health_check"]
+    found = [f for f in evaluate(build(values=values))
+             if f.subject == "basketball-feed" and f.id == "health-check-drain-needs-peers"]
+    assert [f.render() for f in found] == [
+        "SKIPPED health-check-drain-needs-peers  basketball-feed: targets unknown (replicas) ≥ targets 2  slack -2 "
+        "→ needs replicas"]
+
+
 def test_a_pdb_of_a_fixed_number_of_pods_allows_eviction_whatever_the_node_count():
     values = without_heartbeat(as_daemonset(base(), FOOTBALL, None))
     values["services"][FOOTBALL]["pdb"] = {"max_unavailable": 1}
@@ -241,9 +289,10 @@ def test_an_unknown_count_shows_the_allowed_disruptions_as_a_bound_from_zero():
         "(replicas)) ≥ minimum 1  slack -1 → needs replicas"]
 
 
-def test_a_pdb_keeping_no_pod_asks_nothing_of_an_unknown_count():
+@pytest.mark.parametrize("keep", [0, "0%"])
+def test_a_pdb_keeping_no_pod_asks_nothing_of_an_unknown_count(keep):
     values = without_heartbeat(as_daemonset(base(), FOOTBALL, None))
-    values["services"][FOOTBALL]["pdb"] = {"min_available": "0%"}
+    values["services"][FOOTBALL]["pdb"] = {"min_available": keep}
     ids = {f.id for f in evaluate(build(values=values)) if f.subject == "football-feed"}
     assert "pdb-needs-replicas" not in ids
 
@@ -274,13 +323,14 @@ def test_a_stated_node_count_is_written_as_the_annotation_and_an_unknown_one_is_
     assert ANNOTATION + NODES_ANNOTATION not in fact_annotations(deployment)
 
 
-def manifest(annotations=None, update_strategy=None) -> dict:
+def manifest(annotations=None, update_strategy=None, **spec_keys) -> dict:
     spec = {"selector": {"matchLabels": {"app": "agent"}},
             "template": {"metadata": {"labels": {"app": "agent"}},
                          "spec": {"containers": [{"name": "agent", "image": "agent:1",
                                                   "ports": [{"containerPort": 9100}]}]}}}
     if update_strategy is not None:
         spec["updateStrategy"] = update_strategy
+    spec.update(spec_keys)
     return {"apiVersion": "apps/v1", "kind": "DaemonSet",
             "metadata": {"name": "agent", "annotations": annotations or {}}, "spec": spec}
 
@@ -293,8 +343,9 @@ def test_a_daemonset_manifest_without_the_annotation_has_an_unknown_count_and_th
 
 def test_a_daemonset_manifest_reads_its_node_count_and_update_strategy():
     svc = workload(manifest({ANNOTATION + NODES_ANNOTATION: "6"},
-                            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "20%", "maxUnavailable": 0}}))
-    assert svc.replicas == 6
+                            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "20%", "maxUnavailable": 0}},
+                            minReadySeconds=7))
+    assert (svc.replicas, svc.rollout.min_ready_s) == (6, 7)
     assert (svc.rollout.max_surge, svc.rollout.max_unavailable) == ("20%", 0)
     assert workload(manifest(update_strategy={"type": "OnDelete"})).rollout.update_strategy == "OnDelete"
 
