@@ -245,8 +245,12 @@ def test_a_stated_node_count_decides_the_count_rules_as_the_deployments_replicas
     assert got and got == {f for f in verdicts(deployment, name, set()) if f[0] in count_rules}
 
 
-def test_an_unknown_count_shows_the_capacity_during_rollout_by_its_field():
-    found = [f for f in evaluate(build(values=as_daemonset(without_heartbeat(base()), FOOTBALL, None)))
+@pytest.mark.parametrize("rollout", [None, {}])  # the feed's surge-only rollout; the DaemonSet's default (1 down)
+def test_an_unknown_count_shows_the_capacity_during_rollout_by_its_field(rollout):
+    values = as_daemonset(without_heartbeat(base()), FOOTBALL, None)
+    if rollout is not None:
+        values["services"][FOOTBALL]["rollout"] = rollout
+    found = [f for f in evaluate(build(values=values))
              if f.subject == "football-feed" and f.id == "rollout-keeps-capacity"]
     assert [f.render() for f in found] == [
         "SKIPPED rollout-keeps-capacity  football-feed: capacity during rollout unknown (replicas) ≥ minimum 1 pod  "
