@@ -282,6 +282,8 @@ def test_a_pdb_that_scales_with_the_count_waits_on_the_node_count(pdb):
     found = [f for f in evaluate(build(values=values)) if f.subject == "football-feed" and f.id.startswith("pdb-")
              and f.id != "pdb-selects-workload"]
     assert found and all(f.status == "skipped" and f.needs == ("replicas",) for f in found)
+    expected = {"pdb-allows-eviction"} | ({"pdb-needs-replicas"} if "min_available" in pdb else set())
+    assert {f.id for f in found} == expected
 
 
 def test_an_unknown_count_shows_the_allowed_disruptions_as_a_bound_from_zero():
