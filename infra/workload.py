@@ -1,4 +1,4 @@
-"""`Workload`: one service's Deployment or StatefulSet and everything its timing depends on.
+"""`Workload`: one service's Deployment, StatefulSet or DaemonSet and everything its timing depends on.
 
 Service, PodDisruptionBudget, the controller's TargetGroupBinding and an optional HPA. The
 pods are created last: the LBC's webhook injects readiness gates only when a pod is created,
@@ -50,7 +50,8 @@ class Workload(pulumi.ComponentResource):
     None), `pdb` (or None), `binding` (TargetGroupBinding, or None without an LB and for a
     canary routed by the ALB), `hpa` (or None)."""
 
-    workload: k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource
+    workload: (k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apps.v1.DaemonSet
+               | k8s.apiextensions.CustomResource)
     service: k8s.core.v1.Service
     preview: k8s.core.v1.Service | None
     canary: k8s.core.v1.Service | None
@@ -171,7 +172,8 @@ class Workload(pulumi.ComponentResource):
     def _workload(self, name: str, svc: Service, version: str, labels: dict[str, str],
                   selector: dict[str, str], headless: k8s.core.v1.Service | None,
                   opts: pulumi.ResourceOptions
-                  ) -> k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource:
+                  ) -> (k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apps.v1.DaemonSet
+                        | k8s.apiextensions.CustomResource):
         volumes, mounts = kube.scratch(svc.hardening)
         container = k8s.core.v1.ContainerArgs(
             name=svc.name, image=svc.image,
@@ -205,6 +207,16 @@ class Workload(pulumi.ComponentResource):
                     strategy=kube.deployment_strategy(svc.rollout),
                     min_ready_seconds=svc.rollout.min_ready_s,
                     progress_deadline_seconds=svc.rollout.progress_deadline_s),
+                opts=opts)
+        if svc.kind == "DaemonSet":
+            # One pod per node: no replicas field (the node count travels as the
+            # lockstep.dev/nodes annotation, `fact_annotations`), and no progress deadline.
+            return k8s.apps.v1.DaemonSet(
+                f"{name}-daemonset", metadata=meta,
+                spec=k8s.apps.v1.DaemonSetSpecArgs(
+                    selector=match, template=template,
+                    update_strategy=kube.daemonset_strategy(svc.rollout),
+                    min_ready_seconds=svc.rollout.min_ready_s),
                 opts=opts)
         assert headless is not None
         return k8s.apps.v1.StatefulSet(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from lockstep.timing import limits as L
 from lockstep.timing.findings import Term
+from lockstep.timing.workloads import WORKLOAD_KINDS
 
 if TYPE_CHECKING:
     from lockstep.timing.model import FailoverTiming as Failover, HeartbeatService, LoadBalancer, Probe, Service
@@ -77,11 +78,12 @@ def scaled(value: int | str, replicas: int, round_up: bool) -> int:
 
 
 def replicas(svc: Service) -> int:
-    """The replica count the capacity rules judge: an HPA's floor when one owns them."""
+    """The replica count the capacity rules judge: an HPA's floor when one owns them. An
+    unknown count (a DaemonSet's nodes, unstated) counts as 0, the bound that holds for any
+    value, and `count_unknown` names the field that decides it."""
     if svc.hpa is not None:
         return svc.hpa.min_replicas
-    assert svc.replicas is not None
-    return svc.replicas
+    return 0 if svc.replicas is None else svc.replicas
 
 
 def replica_field(svc: Service) -> str:
@@ -89,25 +91,46 @@ def replica_field(svc: Service) -> str:
     return "hpa.min_replicas" if svc.hpa is not None else "replicas"
 
 
+def count_unknown(svc: Service) -> tuple[str, ...]:
+    """The field that decides the pod count when no input states it (else nothing): a Term's
+    `unknown` for every value computed from the count."""
+    return (replica_field(svc),) if svc.hpa is None and svc.replicas is None else ()
+
+
+def replica_term(svc: Service, label: str = "replicas") -> Term:
+    """The pod count as a Term: unknown (shown by its field) when no input states it."""
+    src = replica_field(svc)
+    return Term(label, replicas(svc), src, count_unknown(svc), "", (src,))
+
+
 def surge_pods(svc: Service) -> int:
     return scaled(svc.rollout.max_surge, replicas(svc), round_up=True)
 
 
+def _down(svc: Service) -> int:
+    """maxUnavailable in pods, rounded as the kind's controller rounds it."""
+    return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=WORKLOAD_KINDS[svc.kind].unavailable_round_up)
+
+
 def fencepost(svc: Service) -> bool:
-    """Both rollout bounds round to 0 pods (a percentage surge or unavailability of few
-    replicas): the Deployment controller then takes 1 pod down (`ResolveFenceposts` in
-    kubernetes/pkg/controller/deployment/util: "set maxUnavailable to 1")."""
-    # pragma below: mutmut's `round_up=None` is as falsy as False (an equivalent mutant)
-    down = scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)  # pragma: no mutate
-    return svc.kind == "Deployment" and down == 0 and surge_pods(svc) == 0
+    """Both rollout bounds come to 0 pods (a percentage surge or unavailability of few
+    replicas): the controller then takes 1 pod down (Deployments: `ResolveFenceposts` in
+    kubernetes/pkg/controller/deployment/util, "set maxUnavailable to 1"; DaemonSets:
+    `updatedDesiredNodeCounts` in kubernetes/pkg/controller/daemon)."""
+    return WORKLOAD_KINDS[svc.kind].fencepost and _down(svc) == 0 and surge_pods(svc) == 0
 
 
 def unavailable_pods(svc: Service) -> int:
     """Pods a rollout may take down at once (StatefulSets replace one pod at a time)."""
-    if svc.kind == "StatefulSet" or fencepost(svc):
+    if WORKLOAD_KINDS[svc.kind].in_place or fencepost(svc):
         return 1
-    # pragma below: mutmut's `round_up=None` is as falsy as False (an equivalent mutant)
-    return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)  # pragma: no mutate
+    return _down(svc)
+
+
+def rolls(svc: Service) -> bool:
+    """Whether a change of the pod template rolls the pods at all (`OnDelete`: only a pod
+    someone deletes is replaced, so there is no rollout to judge)."""
+    return svc.rollout.update_strategy == "RollingUpdate"
 
 
 # ---- load balancer --------------------------------------------------------------------------
@@ -261,24 +284,26 @@ def replace_time(svc: Service) -> Term:
     """How long one replacement leaves a slot empty. A StatefulSet's old pod must be gone
     before its successor is scheduled."""
     ready = pod_ready(svc)
-    if svc.kind == "Deployment":
+    if not WORKLOAD_KINDS[svc.kind].in_place:
         return Term("replace_time", ready.value, ready.source, ready.unknown, fields=ready.fields)
     return total("replace_time", stop(svc), source_field("schedule_s", svc.schedule_s), ready)
 
 
 def rollout_time(svc: Service) -> Term:
-    """Estimate of one full rolling deploy."""
-    n = replicas(svc)
-    if svc.kind == "StatefulSet":
+    """Estimate of one full rolling deploy. An unknown pod count counts as 0 pods (the bound
+    that holds for any count: one stop), remembered in `unknown`."""
+    n, unknown = replicas(svc), count_unknown(svc)
+    shown = "?" if unknown else str(n)
+    if WORKLOAD_KINDS[svc.kind].in_place:
         rep = replace_time(svc)
-        return Term("rollout_time", n * int(rep.value), f"replicas {n} × replace_time {rep.value}",
-                    rep.unknown, fields=(replica_field(svc), *rep.fields))
+        return Term("rollout_time", n * int(rep.value), f"replicas {shown} × replace_time {rep.value}",
+                    unknown + rep.unknown, fields=(replica_field(svc), *rep.fields))
     ready, end = pod_ready(svc), stop(svc)
     step = max(surge_pods(svc), unavailable_pods(svc))  # ≥ 1: both 0 is the controller's fencepost (one down)
     waves = ceil_div(n, step)
     return Term("rollout_time", waves * int(ready.value) + int(end.value),
-                f"ceil(replicas {n} / {step} per wave) × pod_ready {ready.value} + stop {end.value}",
-                ready.unknown + end.unknown, fields=(replica_field(svc), *fields_of(ready, end)))
+                f"ceil(replicas {shown} / {step} per wave) × pod_ready {ready.value} + stop {end.value}",
+                unknown + ready.unknown + end.unknown, fields=(replica_field(svc), *fields_of(ready, end)))
 
 
 # ---- failover ------------------------------------------------------------------------------------

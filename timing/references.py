@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lockstep.timing.workloads import WORKLOAD_KINDS
+
 if TYPE_CHECKING:
     from lockstep.timing.model import Service, Stack
 
@@ -26,10 +28,18 @@ def reference_errors(stack: Stack) -> list[str]:
         if spec.service not in known:
             problems.append(f"heartbeat_specs.{i}.service: unknown service {spec.service!r} "
                             f"(known: {', '.join(sorted(known))})")
+    by_name = {s.name: s for s in stack.services}
+    for i, spec in enumerate(stack.heartbeat_specs):
+        watched = by_name.get(spec.service)
+        if watched is not None and not WORKLOAD_KINDS[watched.kind].heartbeat_watches:
+            problems.append(f"heartbeat_specs.{i}.service: {spec.service} is a {watched.kind}; the heartbeat "
+                            "service watches Deployments and StatefulSets")
     # Unknown (null) only where resources cannot say it; a stack config states its own budget.
     for i, spec in enumerate(stack.heartbeat_specs):
         if spec.max_outage_s is None:
             problems.append(f"heartbeat_specs.{i}.max_outage_s: required (the agreed outage budget)")
+    if stack.heartbeat is not None and stack.heartbeat.rollout.update_strategy != "RollingUpdate":
+        problems.append("heartbeat.rollout.update_strategy: the heartbeat service is a Deployment: RollingUpdate only")
     if stack.heartbeat is not None and stack.heartbeat.warmup_s is None:
         problems.append("heartbeat.warmup_s: required (start to first successful readiness check)")
     if stack.heartbeat_specs and stack.heartbeat is None:

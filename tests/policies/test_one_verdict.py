@@ -45,6 +45,9 @@ VARIANTS = [
     # the api as a blue-green Argo Rollout: its Rollout custom resource and preview Service
     {"services.0.argo": {"strategy": "blueGreen", "scale_down_delay_s": 45, "abort_scale_down_delay_s": 30},
      "services.0.rollout.max_surge": "100%"},
+    # the api as a DaemonSet on 3 nodes (no HPA can own a DaemonSet's count): its node count
+    # travels as the lockstep.dev/nodes annotation
+    {"services.0.kind": "DaemonSet", "services.0.hpa": None, "services.0.replicas": 3},
 ]
 # the api as a canary routed by the ALB: its Rollout, stable and canary Services and the Ingress
 # the controller makes the ALB from (no listener, VPC or target group of the stack's own)

@@ -116,9 +116,7 @@ def health_check_drain_needs_peers(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
     if lb is None or set(lb.removal) != {"health_check"}:
         return []
-    n = d.replicas(svc)
-    source = d.replica_field(svc)
-    return [judge(svc.name, Term("targets", n, source, (), "", (source,)),
+    return [judge(svc.name, d.replica_term(svc, "targets"),
                   ">=", Term("targets", 2, "", (), ""), "run ≥2 targets: an LB fails open when every target is unhealthy")]
 
 
