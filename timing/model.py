@@ -330,8 +330,8 @@ class Service(Strict):
     pdb: Pdb | None = None
     hpa: Hpa | None = None
     readiness_gate: ReadinessGate | None = None
-    argo: ArgoRollout | None = Field(default=None, description="the workload is an Argo Rollout (null: a "
-                                     "Deployment or StatefulSet)")
+    argo: ArgoRollout | None = Field(default=None, description="the workload is an Argo Rollout (null: the "
+                                     "workload `kind` says)")
     schedule_s: Seconds = Field(default=L.STATEFULSET_SCHEDULE_DEFAULT,
                                 description="StatefulSet: scheduling + image pull of a replacement")
     resources: Resources = Resources()

@@ -384,7 +384,7 @@ def unlinked(idx: Index, ctx: dict[str, Any], warnings: list[tuple[Resource, str
                          "(in-tree cloud provider): not modelled (with LBC ≥ 2.5 its webhook makes new ones "
                          "LBC NLBs: pass --assume-lbc-services)")
         elif id(svc) not in ctx["used_services"]:
-            notes.append(f"{svc.ref}: selects no Deployment or StatefulSet in the input")
+            notes.append(f"{svc.ref}: selects no workload the model judges ({', '.join(WORKLOADS)}) in the input")
     for pdb in idx.all("PodDisruptionBudget"):
         if id(pdb) not in ctx["used_pdbs"]:
             notes.append(f"{pdb.ref} ({pdb.where}) selects no workload's pods in the input: it protects nothing")
