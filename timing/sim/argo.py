@@ -20,34 +20,24 @@ as a Deployment does and never gets here (`ServiceSpec.scale_down_delay` is None
 
 from __future__ import annotations
 
-from lockstep.timing.sim.controllers import TAIL
+from lockstep.timing.sim.controllers import TAIL, ProgressDeadline
 from lockstep.timing.sim.engine import World
 from lockstep.timing.sim.state import Pod
 
 
-class SwitchRollout:
+class SwitchRollout(ProgressDeadline):
     def __init__(self, w: World, old: list[Pod]) -> None:
-        self.w, self.s = w, w.spec
-        assert self.s.scale_down_delay is not None
+        assert w.spec.scale_down_delay is not None
         self.old = list(old)
         self.seen: set[int] = set()
         self.switched_at: float | None = None
         self.done_at: float | None = None
-        self.failed = False
-        self.last_progress = w.t
-        self._arm()
+        super().__init__(w)
         self.new = [w.add_pod(f"{self.s.name}-new-{i}", selected=False) for i in range(self.s.replicas)]
         w.note(f"rollout: new ReplicaSet of {len(self.new)} up beside the old one, not yet selected")
 
-    # ---- progressDeadlineSeconds: until the switch, as a Deployment's ---------------------------
-    def _arm(self) -> None:
-        self.w.at(self.last_progress + self.s.progress_deadline, self._deadline, self.last_progress)
-
-    def _deadline(self, mark: float) -> None:
-        if self.switched_at is None and mark == self.last_progress and not self.failed:
-            self.failed = True
-            self.w.c.deploy_failed += 1
-            self.w.note("rollout: progress deadline exceeded (reported failed)")
+    def _settled(self) -> bool:  # progressDeadlineSeconds counts until the switch
+        return self.switched_at is not None
 
     def reconcile(self) -> None:
         w, t = self.w, self.w.t
@@ -56,8 +46,7 @@ class SwitchRollout:
         for pod in self.new:
             if id(pod) not in self.seen and w.available(pod, t):
                 self.seen.add(id(pod))
-                self.last_progress = t
-                self._arm()
+                self._progress()
         if all(w.available(p, t) and p.term_at is None for p in self.new):
             self._switch()
 
