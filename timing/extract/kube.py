@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lockstep.timing import limits as L
-from lockstep.timing.conventions import ANNOTATION, DRAIN_ANNOTATION, FINISH_ANNOTATION, NODES_ANNOTATION
+from lockstep.timing.conventions import DRAIN_ANNOTATION, FINISH_ANNOTATION, NODES_ANNOTATION
 from lockstep.timing.extract.argo import argo_rollout_pace, argo_strategy
-from lockstep.timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation
+from lockstep.timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation, whole_annotation
 from lockstep.timing.extract.values import ExtractError, amount, build, get, items, num, port_at, put
 from lockstep.timing.model import Exec, Grpc, Hpa, HttpGet, LoadBalancer, Pdb, Probe, Probes, ReadinessGate, Rollout, Service, Shutdown, TcpSocket
 from lockstep.timing.workloads import WORKLOAD_KINDS
@@ -152,13 +152,7 @@ def daemonset_rollout(spec: Mapping[str, Any] | None) -> Rollout:
 
 def node_count(notes: Mapping[str, Any] | None) -> int | None:
     """`lockstep.dev/nodes`: the nodes a DaemonSet runs on; None (unknown) without it."""
-    raw = get(notes, ANNOTATION + NODES_ANNOTATION)
-    if raw is None:
-        return None
-    text = str(raw).strip()
-    if not text.isdigit():
-        raise ExtractError(f"{ANNOTATION}{NODES_ANNOTATION}: expected a whole number of nodes, got {raw!r}")
-    return int(text)
+    return whole_annotation(notes, NODES_ANNOTATION, "a whole number of nodes")
 
 
 def pdb(obj: Mapping[str, Any]) -> Pdb:
