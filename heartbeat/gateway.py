@@ -31,9 +31,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from lockstep.heartbeat.messages import ack_message, beat_is_current
+from lockstep.heartbeat.messages import ack_message, beat_is_current, envelope
 from lockstep.heartbeat.publish import Backoff, abort_connection, broker_errors, quiet_pika
-from lockstep.timing.heartbeat_config import SCHEMA_VERSION
 
 log = logging.getLogger("heartbeat.gateway")
 SEEN_IDS = 100_000  # command ids remembered for de-duplication (a day of decisions, many times over)
@@ -51,14 +50,7 @@ class GatewayCommand:
 
 def parse_command(body: bytes) -> GatewayCommand:
     """A command as the service publishes it; ValueError naming the field otherwise."""
-    try:
-        doc = json.loads(body)
-    except (ValueError, RecursionError):
-        raise ValueError("command: not JSON") from None
-    if not isinstance(doc, dict) or doc.get("type") != "command":
-        raise ValueError("type: expected 'command'")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"schema_version: expected {SCHEMA_VERSION} (got {doc.get('schema_version')!r})")
+    doc = envelope(body, "command")
     scope = doc.get("scope")
     if not isinstance(scope, dict) or not isinstance(scope.get("spec"), str):
         raise ValueError("scope.spec: expected a string")

@@ -118,16 +118,23 @@ class Ack:
     spec: str
 
 
-def parse_ack(raw: bytes) -> Ack:
-    """An `applied` message from the reply queue; ValueError naming the field otherwise."""
+def envelope(raw: bytes, kind: str) -> dict[str, Any]:
+    """A message's JSON object of type `kind` at this schema version; ValueError naming the
+    field otherwise (the one check of every message the service and the gateway read)."""
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError):
-        raise ValueError("applied: not JSON") from None
-    if not isinstance(doc, dict) or doc.get("type") != APPLIED:
-        raise ValueError("type: expected 'applied'")
+        raise ValueError(f"{kind}: not JSON") from None
+    if not isinstance(doc, dict) or doc.get("type") != kind:
+        raise ValueError(f"type: expected {kind!r}")
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"schema_version: expected {SCHEMA_VERSION} (got {doc.get('schema_version')!r})")
+    return doc
+
+
+def parse_ack(raw: bytes) -> Ack:
+    """An `applied` message from the reply queue; ValueError naming the field otherwise."""
+    doc = envelope(raw, APPLIED)
     fields = {k: doc.get(k) for k in ("id", "action", "spec")}
     for k, v in fields.items():
         if not isinstance(v, str) or not v:

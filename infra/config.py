@@ -14,9 +14,10 @@ from typing import Any
 import pulumi
 
 from lockstep.timing.config import NAMESPACE, ConfigError, stack_from_config
+from lockstep.timing.controllers import LBC_ATTACHED
 from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.invariants import raise_errors
-from lockstep.timing.model import Stack
+from lockstep.timing.model import LoadBalancer, Stack
 
 # Keys whose config value is a plain string, not JSON ("1.30" must not become 1.3).
 TEXT_KEYS = frozenset(name for name, f in Stack.model_fields.items() if f.annotation is str)
@@ -41,6 +42,21 @@ def read_values(config: pulumi.Config) -> dict[str, Any]:
     return values
 
 
+# A canary routed by the ALB runs on the ALB the controller makes from the Ingress infra renders
+# (`infra/ingress.py`): the ALB, its listener (on the controller's default port), the rule order
+# and the target groups (in the cluster's VPC) are the controller's, so a stack value for them
+# would be ignored; `check` judges such a group attached either way.
+CONTROLLER_OWNED = ("rule_priority", "listener_port", "vpc_id")
+CONTROLLER_OWNS = ("leave unset for a canary routed by the ALB: the controller makes the ALB, its listener and "
+                   "target groups from the Ingress infra renders")
+
+
+def controller_owned(lb: LoadBalancer) -> list[str]:
+    """The listener and target-group fields a canary routed by the ALB states (none allowed)."""
+    stated = ["attach_to_arn"] if lb.attach_to_arn != LBC_ATTACHED else []
+    return stated + [name for name in CONTROLLER_OWNED if getattr(lb, name) is not None]
+
+
 def deployable_errors(stack: Stack) -> list[str]:
     """What the model may leave open but a real deployment needs (input errors, exit 2).
     Kept here, not in the model: `check`, `plan` and `audit` judge partial stacks too."""
@@ -50,6 +66,9 @@ def deployable_errors(stack: Stack) -> list[str]:
         if lb is None:
             continue
         where = f"{NAMESPACE}:services.{i}.lb"
+        if svc.argo is not None and svc.argo.traffic_routing == "alb":
+            problems += [f"{where}.{name}: {CONTROLLER_OWNS}" for name in controller_owned(lb)]
+            continue
         if lb.vpc_id is None:
             problems.append(f"{where}.vpc_id: required to create the target group")
         attaches_by = KINDS[lb.kind].attaches_by

@@ -88,6 +88,16 @@ def deployment_strategy(r: Rollout) -> k8s.apps.v1.DeploymentStrategyArgs:
                                                                max_unavailable=r.max_unavailable))
 
 
+def daemonset_strategy(r: Rollout) -> k8s.apps.v1.DaemonSetUpdateStrategyArgs:
+    """OnDelete carries no rollingUpdate block (the API allows it only with RollingUpdate)."""
+    if r.update_strategy == "OnDelete":
+        return k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="OnDelete")
+    return k8s.apps.v1.DaemonSetUpdateStrategyArgs(
+        type="RollingUpdate",
+        rolling_update=k8s.apps.v1.RollingUpdateDaemonSetArgs(max_surge=r.max_surge,
+                                                              max_unavailable=r.max_unavailable))
+
+
 def pdb_spec(pdb: Pdb, pod_labels: dict[str, str]) -> k8s.policy.v1.PodDisruptionBudgetSpecArgs:
     # The selector defaults to exactly the pod labels (`pdb-selects-workload`).
     selector = pdb.selector if pdb.selector is not None else pod_labels

@@ -15,6 +15,7 @@ from lockstep.infra.config import broker_url, load_stack, read_values
 from lockstep.infra.failover import RegionalFailover, RegionalFailoverArgs
 from lockstep.infra.heartbeat import HeartbeatService, HeartbeatServiceArgs
 from lockstep.infra.namespaces import Namespaces, NamespacesArgs
+from lockstep.infra.rollout import routed_by_alb
 from lockstep.infra.target_group import TargetGroup, TargetGroupArgs
 from lockstep.infra.workload import Workload, WorkloadArgs
 from lockstep.timing.config import NAMESPACE
@@ -40,7 +41,8 @@ def build(stack: Stack, broker: pulumi.Output[str] | None) -> Built:
     workloads: dict[str, Workload] = {}
     for svc in stack.services:
         arn = None
-        if svc.lb is not None:
+        # A canary routed by the ALB: the controller makes its target groups from the Ingress.
+        if svc.lb is not None and not routed_by_alb(svc):
             target_groups[svc.name] = TargetGroup(svc.name, TargetGroupArgs(svc.name, svc.lb))
             arn = target_groups[svc.name].arn
         workloads[svc.name] = Workload(svc.name, WorkloadArgs(

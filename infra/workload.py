@@ -1,8 +1,12 @@
-"""`Workload`: one service's Deployment or StatefulSet and everything its timing depends on.
+"""`Workload`: one service's Deployment, StatefulSet or DaemonSet and everything its timing depends on.
 
 Service, PodDisruptionBudget, the controller's TargetGroupBinding and an optional HPA. The
 pods are created last: the LBC's webhook injects readiness gates only when a pod is created,
 so the Service and TargetGroupBinding must exist first (`readiness-gate-can-pass`).
+
+An Argo Rollout replaces the Deployment (`infra/rollout.py`): blue-green adds the preview
+Service; a canary routed by the ALB adds the canary Service and the Ingress the controller
+makes the ALB from (`infra/ingress.py`), and has no stack-made TargetGroupBinding.
 
 A declared mesh sidecar (`svc.sidecar`) is not injected here: the mesh's own webhook adds it,
 and the model only records its drain so `sidecar-outlives-app` can judge it.
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from lockstep.infra import ingress as alb_ingress
 from lockstep.infra import kube
 from lockstep.infra import rollout as argo
 from lockstep.timing.conventions import fact_annotations
@@ -28,7 +33,8 @@ TGB_API_VERSION = "elbv2.k8s.aws/v1beta1"
 
 @dataclass(frozen=True)
 class WorkloadArgs:
-    """`target_group_arn` is required when `service.lb` is set; `observable` adds the
+    """`target_group_arn` is required when `service.lb` is set (except for a canary routed by
+    the ALB: the controller makes its target groups from the Ingress); `observable` adds the
     heartbeat's `is-observable` label; `namespace` is the Namespace resource to wait for."""
 
     service: Service
@@ -39,12 +45,17 @@ class WorkloadArgs:
 
 
 class Workload(pulumi.ComponentResource):
-    """Outputs: `workload` (Deployment or StatefulSet), `service`, `pdb` (or None),
-    `binding` (TargetGroupBinding, or None without an LB), `hpa` (or None)."""
+    """Outputs: `workload` (Deployment, StatefulSet or Rollout), `service`, `preview` (a
+    blue-green Rollout's, or None), `canary` and `ingress` (a canary routed by the ALB's, or
+    None), `pdb` (or None), `binding` (TargetGroupBinding, or None without an LB and for a
+    canary routed by the ALB), `hpa` (or None)."""
 
-    workload: k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource
+    workload: (k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apps.v1.DaemonSet
+               | k8s.apiextensions.CustomResource)
     service: k8s.core.v1.Service
     preview: k8s.core.v1.Service | None
+    canary: k8s.core.v1.Service | None
+    ingress: k8s.networking.v1.Ingress | None
     pdb: k8s.policy.v1.PodDisruptionBudget | None
     binding: k8s.apiextensions.CustomResource | None
     hpa: k8s.autoscaling.v2.HorizontalPodAutoscaler | None
@@ -53,11 +64,9 @@ class Workload(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         svc = args.service
-        if svc.lb is not None and args.target_group_arn is None:
+        routed = argo.routed_by_alb(svc)
+        if svc.lb is not None and not routed and args.target_group_arn is None:
             raise ValueError(f"{svc.name}: a service with an lb needs its target group's ARN")
-        if svc.argo is not None and svc.argo.strategy != "blueGreen":
-            raise ValueError(f"{svc.name}: infra deploys blue-green Rollouts; a canary routed by the ALB needs an "
-                             "Ingress the controller manages (check, simulate, audit and the policy pack judge it)")
         base = pod_labels(svc)
         labels = {**base, OBSERVABLE_LABEL[0]: OBSERVABLE_LABEL[1]} if args.observable else base
         selector = kube.selector_labels(base)
@@ -65,6 +74,12 @@ class Workload(pulumi.ComponentResource):
 
         self.service = self._service(name, svc, selector, child)
         self.preview = self._preview(name, svc, selector, child)
+        self.canary = self._canary(name, svc, selector, child)
+        # The Ingress needs its backend Service; the Rollout does not wait for the Ingress: its
+        # ALB appears only once Argo, reconciling the Rollout, has written the action that the
+        # backend's `use-annotation` port asks for.
+        self.ingress = (alb_ingress.ingress(name, svc, pulumi.ResourceOptions(
+            parent=self, depends_on=[args.namespace, self.service])) if routed else None)
         headless = self._headless(name, svc, selector, child)
         self.binding = self._binding(name, svc, args.target_group_arn, child)
         self.pdb = (k8s.policy.v1.PodDisruptionBudget(
@@ -75,7 +90,7 @@ class Workload(pulumi.ComponentResource):
         # The webhook injects readiness gates only when a pod is created: the Service and the
         # TargetGroupBinding must exist before the first pod, or the gate protects nothing.
         # An Argo Rollout also needs its active and preview Services before it starts.
-        before = [args.namespace, self.service] + [r for r in (headless, self.binding, self.preview) if r]
+        before = [args.namespace, self.service] + [r for r in (headless, self.binding, self.preview, self.canary) if r]
         self.workload = self._workload(name, svc, args.kubernetes_version, labels, selector,
                                        headless, pulumi.ResourceOptions(parent=self,
                                                                         depends_on=before))
@@ -88,7 +103,8 @@ class Workload(pulumi.ComponentResource):
     def _service(self, name: str, svc: Service, selector: dict[str, str],
                  opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
         # Instance targets reach pods through a node port: the target group's port is that
-        # node port, so the NLB and the Service agree on it.
+        # node port, so the NLB and the Service agree on it. (The controller's instance mode
+        # for an Ingress needs a NodePort Service too: LBC Ingress annotations, `target-type`.)
         node_port = svc.lb is not None and svc.lb.target_type == "instance"
         port = k8s.core.v1.ServicePortArgs(name="traffic", port=svc.container_port,
                                            target_port=svc.container_port, protocol="TCP",
@@ -108,13 +124,29 @@ class Workload(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions) -> k8s.core.v1.Service | None:
         """A blue-green Rollout's preview Service: the new pods before the switch (the
         controller adds the ReplicaSet's hash to both Services' selectors)."""
-        if svc.argo is None:
+        if svc.argo is None or svc.argo.strategy != "blueGreen":
             return None
         port = k8s.core.v1.ServicePortArgs(name="traffic", port=svc.container_port,
                                            target_port=svc.container_port, protocol="TCP")
         return k8s.core.v1.Service(
             f"{name}-preview", metadata=kube.metadata(argo.preview_name(svc), svc.namespace, selector),
             spec=k8s.core.v1.ServiceSpecArgs(type="ClusterIP", selector=selector, ports=[port]), opts=opts)
+
+    def _canary(self, name: str, svc: Service, selector: dict[str, str],
+                opts: pulumi.ResourceOptions) -> k8s.core.v1.Service | None:
+        """A canary routed by the ALB's canary Service: the controller adds the canary
+        ReplicaSet's hash to its selector, and the ALB weights it against the stable one. With
+        instance targets it is a NodePort Service whose port Kubernetes allocates (the stable
+        Service holds the model's `lb.port`; two Services cannot share a node port)."""
+        if not argo.routed_by_alb(svc):
+            return None
+        assert svc.lb is not None
+        port = k8s.core.v1.ServicePortArgs(name="traffic", port=svc.container_port,
+                                           target_port=svc.container_port, protocol="TCP")
+        kind = "NodePort" if svc.lb.target_type == "instance" else "ClusterIP"
+        return k8s.core.v1.Service(
+            f"{name}-canary", metadata=kube.metadata(argo.canary_name(svc), svc.namespace, selector),
+            spec=k8s.core.v1.ServiceSpecArgs(type=kind, selector=selector, ports=[port]), opts=opts)
 
     def _headless(self, name: str, svc: Service, selector: dict[str, str],
                   opts: pulumi.ResourceOptions) -> k8s.core.v1.Service | None:
@@ -133,8 +165,8 @@ class Workload(pulumi.ComponentResource):
 
     def _binding(self, name: str, svc: Service, arn: pulumi.Input[str] | None,
                  opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource | None:
-        if svc.lb is None:
-            return None
+        if svc.lb is None or argo.routed_by_alb(svc):
+            return None  # a canary routed by the ALB: the controller binds the groups it makes
         return k8s.apiextensions.CustomResource(
             f"{name}-tgb", api_version=TGB_API_VERSION, kind="TargetGroupBinding",
             metadata=kube.metadata(svc.name, svc.namespace),
@@ -145,7 +177,8 @@ class Workload(pulumi.ComponentResource):
     def _workload(self, name: str, svc: Service, version: str, labels: dict[str, str],
                   selector: dict[str, str], headless: k8s.core.v1.Service | None,
                   opts: pulumi.ResourceOptions
-                  ) -> k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource:
+                  ) -> (k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apps.v1.DaemonSet
+                        | k8s.apiextensions.CustomResource):
         volumes, mounts = kube.scratch(svc.hardening)
         container = k8s.core.v1.ContainerArgs(
             name=svc.name, image=svc.image,
@@ -179,6 +212,16 @@ class Workload(pulumi.ComponentResource):
                     strategy=kube.deployment_strategy(svc.rollout),
                     min_ready_seconds=svc.rollout.min_ready_s,
                     progress_deadline_seconds=svc.rollout.progress_deadline_s),
+                opts=opts)
+        if svc.kind == "DaemonSet":
+            # One pod per node: no replicas field (the node count travels as the
+            # lockstep.dev/nodes annotation, `fact_annotations`), and no progress deadline.
+            return k8s.apps.v1.DaemonSet(
+                f"{name}-daemonset", metadata=meta,
+                spec=k8s.apps.v1.DaemonSetSpecArgs(
+                    selector=match, template=template,
+                    update_strategy=kube.daemonset_strategy(svc.rollout),
+                    min_ready_seconds=svc.rollout.min_ready_s),
                 opts=opts)
         assert headless is not None
         return k8s.apps.v1.StatefulSet(

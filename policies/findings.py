@@ -34,22 +34,38 @@ RESOURCE_RULES: dict[str, tuple[str, ...]] = {
 STACK_RULES: tuple[str, ...] = tuple(r.id for r in RULES if r.decided == "resources")
 NOT_FROM_RESOURCES: dict[str, str] = {r.id: r.reads for r in RULES if r.decided == "config"}
 
-_last: tuple[tuple[object, ...], list[Judgement], list[tuple[str, str]]] | None = None
+Problem = tuple[str, str]  # (URN, what the linker said about the resource)
+_last: tuple[tuple[object, ...], list[Judgement], list[Problem], list[Problem]] | None = None
 
 
-def judged(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[tuple[str, str]]]:
-    """Every finding of the linked resources and what could not be read. The engine calls each
-    stack policy with the same resources: an answer for equal resources is reused."""
+def linked_stack(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[Problem], list[Problem]]:
+    """Every finding of the linked resources, what could not be read, and the linker's
+    warnings (links that lead nowhere: `Linked.warnings`, the audit's WARNING lines). The
+    engine calls each stack policy with the same resources: an answer for equal resources is
+    reused."""
     global _last
     neutral = resources_of(resources)
     key = (settings, *((r.kind, r.origin.id, r.deps, r.obj) for r in neutral))
     if _last is not None and _last[0] == key:
-        return _last[1], _last[2]
+        return _last[1], _last[2], _last[3]
     linked = link.link(neutral, settings.link_options)
     found = judge.judge(linked, settings.ctx)
     unreadable = [(r.origin.id, why) for r, why in linked.unreadable + linked.not_judged]
-    _last = (key, found, unreadable)
+    warnings = [(r.origin.id, why) for r, why in linked.warnings]
+    _last = (key, found, unreadable, warnings)
+    return found, unreadable, warnings
+
+
+def judged(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[Problem]]:
+    """Every finding of the linked resources and what could not be read."""
+    found, unreadable, _ = linked_stack(resources, settings)
     return found, unreadable
+
+
+def stack_warnings(resources: Sequence[Res], settings: Settings) -> list[Problem]:
+    """The linker's warnings on the stack's resources, each with the URN it is about, in the
+    words the audit prints them."""
+    return linked_stack(resources, settings)[2]
 
 
 def resource_findings(rule_id: str, res: Res, settings: Settings) -> list[Finding]:

@@ -5,7 +5,9 @@ findings whose status is `error`; warning-level ids are advisory. An id that is 
 one case and a warning in another (`readiness-before-liveness`, `rollout-keeps-capacity`)
 has both: `<id>` (mandatory, errors) and `<id>-advisory` (warnings). Findings a workload
 accepts (`lockstep.dev/accept`) go to the advisory `lockstep-accepted` policy instead; the
-advisory `lockstep-readable` policy names resources the pack could not read. Every message
+advisory `lockstep-readable` policy names resources the pack could not read, and the advisory
+`lockstep-linked` policy reports the linker's warnings (an Ingress backend naming a Service
+the stack lacks) in the words `lockstep audit` prints after WARNING. Every finding's message
 is `Finding.render()`, the same line `lockstep check` prints.
 
 `policies/__main__.py` builds the `PolicyPack` from `all_policies()`.
@@ -22,12 +24,14 @@ from pulumi_policy import (
 
 from lockstep.timing.invariants import RULES
 
-from lockstep.policies.findings import RESOURCE_RULES, STACK_RULES, resource_findings, stack_findings
+from lockstep.policies.findings import RESOURCE_RULES, STACK_RULES, resource_findings, stack_findings, stack_warnings
 from lockstep.policies.resources import Res, Unreadable, from_policy_resources
 from lockstep.policies.settings import SCHEMA, settings
 
 ACCEPTED = "lockstep-accepted"
 READABLE = "lockstep-readable"
+LINKED = "lockstep-linked"
+LINKED_DESCRIPTION = "links that lead nowhere (a backend Service the stack lacks): likely a mistake"
 ENFORCED = (*RESOURCE_RULES, *STACK_RULES)
 
 
@@ -82,6 +86,11 @@ def validate_readable(args: StackValidationArgs, report_violation: ReportViolati
         report_violation(f"lockstep cannot judge this resource: {problem}", urn)
 
 
+def validate_linked(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    for urn, warning in stack_warnings(from_policy_resources(args.resources), settings(args.get_config())):
+        report_violation(warning, urn)
+
+
 def all_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
     """Every policy of the pack (built on call, not at import)."""
     out = [policy(rule_id, status) for rule_id in ENFORCED for status in ("error", "warning")
@@ -92,4 +101,7 @@ def all_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
     out.append(StackValidationPolicy(
         name=READABLE, description="resources lockstep could not read, so no invariant judged them",
         enforcement_level=EnforcementLevel.ADVISORY, config_schema=SCHEMA, validate=validate_readable))
+    out.append(StackValidationPolicy(
+        name=LINKED, description=LINKED_DESCRIPTION,
+        enforcement_level=EnforcementLevel.ADVISORY, config_schema=SCHEMA, validate=validate_linked))
     return out

@@ -23,13 +23,13 @@ from lockstep.timing import textio
 from lockstep.timing.inputs import ConfigError
 
 COMMANDS: dict[str, str] = {
-    "check": "timing.cmd_check",
-    "plan": "timing.cmd_plan",
-    "render": "infra.render_cli",
-    "audit": "timing.audit.cli",
-    "simulate": "timing.cmd_simulate",
-    "mutate": "timing.cmd_mutate",
-    "heartbeat": "heartbeat.cli",
+    "check": "lockstep.timing.cmd_check",
+    "plan": "lockstep.timing.cmd_plan",
+    "render": "lockstep.infra.render_cli",
+    "audit": "lockstep.timing.audit.cli",
+    "simulate": "lockstep.timing.cmd_simulate",
+    "mutate": "lockstep.timing.cmd_mutate",
+    "heartbeat": "lockstep.heartbeat.cli",
 }
 
 EPILOG = """\
@@ -71,11 +71,42 @@ def one_line(text: str) -> str:
     return textio.cut_text(text, LINE_CHARS)
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml is the one place it is written)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("lockstep")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def extra_providing(module: str) -> str | None:
+    """The optional extra (`pip install 'lockstep[EXTRA]'`) whose requirements provide the
+    top-level import `module`, read from the installed distribution's metadata."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("lockstep") or []
+    except metadata.PackageNotFoundError:
+        return None
+    top = module.partition(".")[0]
+    for req in requires:
+        name, _, marker = req.partition(";")
+        dist = name.strip().split()[0]
+        for cut in "<>=!~[(":
+            dist = dist.split(cut)[0]
+        if "extra ==" in marker and dist.strip().lower().replace("-", "_") == top.lower():
+            return marker.split("extra ==")[1].strip().strip("'\"")
+    return None
+
+
 @functools.cache  # one parser per process: a fuzz run calls `main` 100,000 times
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="lockstep", description="Keep the timeouts of a service's delivery "
                      "path in step, and prove it.", epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"lockstep {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, module_name in COMMANDS.items():
@@ -113,6 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as err:
+        extra = extra_providing(err.name or "")
+        if extra is None:
+            raise
+        print(f"lockstep {args.command}: needs the {extra!r} extra (module {err.name} is not installed): "
+              f"pip install 'lockstep[{extra}]'", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,7 +21,8 @@ __all__ = ["EXAMPLE", "NAMESPACE", "ConfigError", "describe_errors", "lockstep_v
            "read_stack_file", "read_stack_values", "stack_from_config"]
 
 NAMESPACE = "lockstep"
-EXAMPLE = Path(__file__).resolve().parent.parent / "Pulumi.example.yaml"
+# The repository's Pulumi.example.yaml, bundled into the package (timing/bundled/ links to it).
+EXAMPLE = Path(__file__).resolve().parent / "bundled" / "Pulumi.example.yaml"
 
 
 def _is_secret(value: Any) -> bool:

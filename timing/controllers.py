@@ -27,4 +27,8 @@ LBC: Final = "AWS Load Balancer Controller"
 AUTO_MODE: Final = "EKS Auto Mode"
 ALB_CONTROLLERS: Final = {"ingress.k8s.aws/alb": LBC, "eks.amazonaws.com/alb": AUTO_MODE}
 NLB_CLASSES: Final = {"service.k8s.aws/nlb": LBC, "eks.amazonaws.com/nlb": AUTO_MODE}
+# `lb.attach_to_arn` of a target group the controller makes and attaches itself (from an Ingress
+# or a LoadBalancer Service): what the readers put there, and what the model fills in for a
+# stack's canary routed by the ALB, whose Ingress infra renders (`model.fill_canary_attachment`).
+LBC_ATTACHED: Final = f"attached by the {LBC}"
 LEGACY_ALB_CLASS: Final = "alb"  # the LBC's class name before IngressClass resources

@@ -22,6 +22,10 @@ APP_ANNOTATIONS = {"warmup_s": "warmup-seconds", "max_request_s": "max-request-s
 FINISH_ANNOTATION = "finish-seconds"
 DRAIN_ANNOTATION = "drain-seconds"  # what a preStop command that is not a sleep takes (audit)
 ACCEPT_ANNOTATION = "accept"
+# A DaemonSet's pod count is the number of nodes it runs on, which no manifest states: this
+# annotation states it (what a stack config's `replicas` is for a DaemonSet). Without it the
+# rules that need the count are skipped, naming it.
+NODES_ANNOTATION = "nodes"
 
 # ---- the AWS Load Balancer Controller's readiness gate ------------------------------------------
 # The webhook injects the gate into pods of a namespace carrying this label (LBC docs, "Pod
@@ -59,6 +63,7 @@ def fact_annotations(svc: Service | HeartbeatService) -> dict[str, str]:
     rules that need them instead of reporting them skipped. The heartbeat service states only
     its warm-up and finish time."""
     from lockstep.timing.model import HeartbeatService
+    from lockstep.timing.workloads import WORKLOAD_KINDS
 
     if isinstance(svc, HeartbeatService):
         app, accepted = {"warmup_s": svc.warmup_s}, ()
@@ -68,6 +73,9 @@ def fact_annotations(svc: Service | HeartbeatService) -> dict[str, str]:
            if app.get(f) is not None}
     if svc.shutdown.finish_s is not None:
         out[ANNOTATION + FINISH_ANNOTATION] = str(svc.shutdown.finish_s)
+    if not isinstance(svc, HeartbeatService) and svc.replicas is not None and \
+            WORKLOAD_KINDS[svc.kind].count_may_be_unknown:
+        out[ANNOTATION + NODES_ANNOTATION] = str(svc.replicas)
     if accepted:
         out[ANNOTATION + ACCEPT_ANNOTATION] = ",".join(a.id for a in accepted)
     return out

@@ -1,8 +1,9 @@
 """The derived times of INVARIANTS.md, each written once.
 
 Every function returns a `Term`: the number, the fields and numbers it was computed from
-(so a finding can print both sides), and which inputs were unknown and counted as 0 (the
-bound that holds for any value; rules then decide or report `skipped`, never guess).
+(so a finding can print both sides), and which inputs were unknown, each counted at its lower
+bound (0, or the least value its API range allows: `lb_field`), so the term is the bound
+that holds for any value; rules then decide or report `skipped`, never guess.
 Rules, timelines, the policy pack, the audit and the config mutator all call these.
 """
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from lockstep.timing import limits as L
 from lockstep.timing.findings import Term
+from lockstep.timing.workloads import WORKLOAD_KINDS
 
 if TYPE_CHECKING:
     from lockstep.timing.model import FailoverTiming as Failover, HeartbeatService, LoadBalancer, Probe, Service
@@ -22,6 +24,14 @@ def field(label: str, value: int | None, source: str, unit: str = "s") -> Term:
     if value is None:
         return Term(label, 0, source, (source,), unit, (source,))
     return Term(label, value, source, (), unit, (source,))
+
+
+def lb_field(lb: LoadBalancer, source: str, value: int | None, label: str = "") -> Term:
+    """A load-balancer input (shown by its field path unless labelled). One no input states
+    (`lb.unknown`) holds its lower bound, and a None counts as 0: both are remembered as unknown."""
+    if value is None or source in lb.unknown:
+        return Term(label or source, value or 0, source, (source,), fields=(source,))
+    return Term(label or source, value, source, fields=(source,))
 
 
 def source_field(source: str, value: int | None) -> Term:
@@ -43,7 +53,10 @@ def fields_of(*parts: Term) -> tuple[str, ...]:
 
 
 def _part(t: Term) -> str:
-    shown = "?" if t.source in t.unknown else str(t.value)
+    if t.source in t.unknown and not t.value:
+        shown = "?"  # an unknown input no range bounds
+    else:
+        shown = f"≥{t.value}" if t.unknown else str(t.value)
     return f"{t.source} {shown}" if " " not in t.source else f"{t.label} {shown}"
 
 
@@ -65,11 +78,12 @@ def scaled(value: int | str, replicas: int, round_up: bool) -> int:
 
 
 def replicas(svc: Service) -> int:
-    """The replica count the capacity rules judge: an HPA's floor when one owns them."""
+    """The replica count the capacity rules judge: an HPA's floor when one owns them. An
+    unknown count (a DaemonSet's nodes, unstated) counts as 0, the bound that holds for any
+    value, and `count_unknown` names the field that decides it."""
     if svc.hpa is not None:
         return svc.hpa.min_replicas
-    assert svc.replicas is not None
-    return svc.replicas
+    return 0 if svc.replicas is None else svc.replicas
 
 
 def replica_field(svc: Service) -> str:
@@ -77,40 +91,61 @@ def replica_field(svc: Service) -> str:
     return "hpa.min_replicas" if svc.hpa is not None else "replicas"
 
 
+def count_unknown(svc: Service) -> tuple[str, ...]:
+    """The field that decides the pod count when no input states it (else nothing): a Term's
+    `unknown` for every value computed from the count."""
+    return (replica_field(svc),) if svc.hpa is None and svc.replicas is None else ()
+
+
+def replica_term(svc: Service, label: str = "replicas") -> Term:
+    """The pod count as a Term: unknown (shown by its field) when no input states it."""
+    src = replica_field(svc)
+    return Term(label, replicas(svc), src, count_unknown(svc), "", (src,))
+
+
 def surge_pods(svc: Service) -> int:
     return scaled(svc.rollout.max_surge, replicas(svc), round_up=True)
 
 
+def _down(svc: Service) -> int:
+    """maxUnavailable in pods, rounded as the kind's controller rounds it."""
+    return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=WORKLOAD_KINDS[svc.kind].unavailable_round_up)
+
+
 def fencepost(svc: Service) -> bool:
-    """Both rollout bounds round to 0 pods (a percentage surge or unavailability of few
-    replicas): the Deployment controller then takes 1 pod down (`ResolveFenceposts` in
-    kubernetes/pkg/controller/deployment/util: "set maxUnavailable to 1")."""
-    # pragma below: mutmut's `round_up=None` is as falsy as False (an equivalent mutant)
-    down = scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)  # pragma: no mutate
-    return svc.kind == "Deployment" and down == 0 and surge_pods(svc) == 0
+    """Both rollout bounds come to 0 pods (a percentage surge or unavailability of few
+    replicas): the controller then takes 1 pod down (Deployments: `ResolveFenceposts` in
+    kubernetes/pkg/controller/deployment/util, "set maxUnavailable to 1"; DaemonSets:
+    `updatedDesiredNodeCounts` in kubernetes/pkg/controller/daemon)."""
+    return WORKLOAD_KINDS[svc.kind].fencepost and _down(svc) == 0 and surge_pods(svc) == 0
 
 
 def unavailable_pods(svc: Service) -> int:
     """Pods a rollout may take down at once (StatefulSets replace one pod at a time)."""
-    if svc.kind == "StatefulSet" or fencepost(svc):
+    if WORKLOAD_KINDS[svc.kind].in_place or fencepost(svc):
         return 1
-    # pragma below: mutmut's `round_up=None` is as falsy as False (an equivalent mutant)
-    return scaled(svc.rollout.max_unavailable, replicas(svc), round_up=False)  # pragma: no mutate
+    return _down(svc)
+
+
+def rolls(svc: Service) -> bool:
+    """Whether a change of the pod template rolls the pods at all (`OnDelete`: only a pod
+    someone deletes is replaced, so there is no rollout to judge)."""
+    return svc.rollout.update_strategy == "RollingUpdate"
 
 
 # ---- load balancer --------------------------------------------------------------------------
 def detection(lb: LoadBalancer) -> Term:
     hc = lb.health_check
-    return product("health_check", source_field("lb.health_check.interval_s", hc.interval_s),
-                   source_field("lb.health_check.unhealthy_threshold", hc.unhealthy_threshold))
+    return product("health_check", lb_field(lb, "lb.health_check.interval_s", hc.interval_s),
+                   lb_field(lb, "lb.health_check.unhealthy_threshold", hc.unhealthy_threshold))
 
 
 def removal_paths(lb: LoadBalancer) -> list[Term]:
     paths = []
     for path in lb.removal:
         if path == "deregistration":
-            paths.append(field("deregistration", lb.deregistration_propagation_s,
-                               "lb.deregistration_propagation_s"))
+            paths.append(lb_field(lb, "lb.deregistration_propagation_s", lb.deregistration_propagation_s,
+                                  "deregistration"))
         elif path == "endpoints":
             paths.append(field("endpoints", lb.endpoint_propagation_s, "lb.endpoint_propagation_s"))
         else:
@@ -129,9 +164,9 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
     """A new target needs one passing check after registration propagates; with a readiness
     gate, the controller polls target health on top."""
     hc = lb.health_check
-    parts = [source_field("lb.registration_propagation_s", lb.registration_propagation_s),
-             source_field("lb.health_check.interval_s", hc.interval_s),
-             source_field("lb.health_check.timeout_s", hc.timeout_s)]
+    parts = [lb_field(lb, "lb.registration_propagation_s", lb.registration_propagation_s),
+             lb_field(lb, "lb.health_check.interval_s", hc.interval_s),
+             lb_field(lb, "lb.health_check.timeout_s", hc.timeout_s)]
     if gated is True:  # not truthiness: a None slipped in must not add the controller poll
         poll = "controller poll"  # shown by its label: one literal for label and source
         parts.append(Term(poll, L.CONTROLLER_GATE_POLL_S, poll))
@@ -141,8 +176,8 @@ def lb_admit_new(lb: LoadBalancer, gated: bool) -> Term:
 
 def lb_recover(lb: LoadBalancer) -> Term:
     hc = lb.health_check
-    return product("lb_recover", source_field("lb.health_check.interval_s", hc.interval_s),
-                   source_field("lb.health_check.healthy_threshold", hc.healthy_threshold))
+    return product("lb_recover", lb_field(lb, "lb.health_check.interval_s", hc.interval_s),
+                   lb_field(lb, "lb.health_check.healthy_threshold", hc.healthy_threshold))
 
 
 # ---- pod lifecycle -----------------------------------------------------------------------------
@@ -249,24 +284,26 @@ def replace_time(svc: Service) -> Term:
     """How long one replacement leaves a slot empty. A StatefulSet's old pod must be gone
     before its successor is scheduled."""
     ready = pod_ready(svc)
-    if svc.kind == "Deployment":
+    if not WORKLOAD_KINDS[svc.kind].in_place:
         return Term("replace_time", ready.value, ready.source, ready.unknown, fields=ready.fields)
     return total("replace_time", stop(svc), source_field("schedule_s", svc.schedule_s), ready)
 
 
 def rollout_time(svc: Service) -> Term:
-    """Estimate of one full rolling deploy."""
-    n = replicas(svc)
-    if svc.kind == "StatefulSet":
+    """Estimate of one full rolling deploy. An unknown pod count counts as 0 pods (the bound
+    that holds for any count: one stop), remembered in `unknown`."""
+    n, unknown = replicas(svc), count_unknown(svc)
+    shown = "?" if unknown else str(n)
+    if WORKLOAD_KINDS[svc.kind].in_place:
         rep = replace_time(svc)
-        return Term("rollout_time", n * int(rep.value), f"replicas {n} × replace_time {rep.value}",
-                    rep.unknown, fields=(replica_field(svc), *rep.fields))
+        return Term("rollout_time", n * int(rep.value), f"replicas {shown} × replace_time {rep.value}",
+                    unknown + rep.unknown, fields=(replica_field(svc), *rep.fields))
     ready, end = pod_ready(svc), stop(svc)
     step = max(surge_pods(svc), unavailable_pods(svc))  # ≥ 1: both 0 is the controller's fencepost (one down)
     waves = ceil_div(n, step)
     return Term("rollout_time", waves * int(ready.value) + int(end.value),
-                f"ceil(replicas {n} / {step} per wave) × pod_ready {ready.value} + stop {end.value}",
-                ready.unknown + end.unknown, fields=(replica_field(svc), *fields_of(ready, end)))
+                f"ceil(replicas {shown} / {step} per wave) × pod_ready {ready.value} + stop {end.value}",
+                unknown + ready.unknown + end.unknown, fields=(replica_field(svc), *fields_of(ready, end)))
 
 
 # ---- failover ------------------------------------------------------------------------------------

@@ -26,13 +26,16 @@ class Term:
     label: str
     value: int | str
     source: str
-    unknown: tuple[str, ...] = ()  # inputs not known, counted as 0 in `value`
+    # Inputs not known, each counted in `value` at its lower bound: 0, or the least value its
+    # range allows (a load balancer's field no input states: `derived.lb_field`). `value` is then
+    # a bound the true value is at or above, so `judge` decides wherever the bound does.
+    unknown: tuple[str, ...] = ()
     unit: str = "s"  # "" for counts (replicas, thresholds)
     fields: tuple[str, ...] = ()  # the model fields the value is computed from (locating a finding reads them)
 
     def render(self) -> str:
         if self.source in self.unknown:
-            shown = "unknown"
+            shown = f"unknown, ≥{self.value}{self.unit}" if self.value else "unknown"
         elif self.unknown:
             shown = f"≥{self.value}{self.unit}"
         else:
@@ -132,8 +135,10 @@ class Verdict:
 
 def judge(subject: str, left: Term, relation: str, right: Term, fix: str, margin: int = 0,
           service: str = "", case: Severity | None = None) -> Verdict:
-    """Evaluate `left REL right` with the margin (see `slack`). Unknown inputs count as 0: a verdict that could
-    flip for some value of them is reported as skipped, naming what would decide it."""
+    """Evaluate `left REL right` with the margin (see `slack`). Unknown inputs count at their lower bound (0
+    unless a range bounds them), and every term grows with its inputs, so each side's true value is at or
+    above its bound: a verdict that could flip for some value of them is reported as skipped, naming what
+    would decide it; one that holds, or breaks, whatever they are is decided."""
     assert isinstance(left.value, int) and isinstance(right.value, int)
     s = slack(left.value, relation, right.value, margin)
     # For >=/> a larger left helps and a larger right hurts; for <=/< the reverse.

@@ -61,6 +61,10 @@ NATIVE_SLEEP_SINCE: Final = (1, 30)  # kubelet `sleep` lifecycle action is on by
 # down; on abort the new one waits 30 s too (0 there means it is kept). A basic canary has no
 # such delay. Canary maxSurge/maxUnavailable default to 25% each, as a Deployment's.
 ARGO_SCALE_DOWN_DELAY_DEFAULT: Final = 30
+# A DaemonSet's rolling update (apps/v1 RollingUpdateDaemonSet): at most 1 node's pod down at a
+# time and no surge unless stated, unlike a Deployment's 25%/25%; percentages of either are
+# taken of the nodes that should run the pod, rounded up.
+DAEMONSET_ROLLOUT_DEFAULTS: Final = {"max_unavailable": 1, "max_surge": 0}
 
 K8S_DEFAULTS: Final = {
     "grace_s": 30, "period_s": 10, "timeout_s": 1, "success_threshold": 1,

@@ -24,13 +24,16 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
     model_validator,
 )
 
 from lockstep.timing import limits as L
+from lockstep.timing.controllers import LBC_ATTACHED
 from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.references import reference_errors
+from lockstep.timing.workloads import WORKLOAD_KINDS
 
 
 def _int(r: L.Range) -> Any:
@@ -87,7 +90,9 @@ class LoadBalancer(Strict):
     attach_to_arn: str | None = Field(
         default=None,
         description="ALB listener ARN (a listener rule is created) or NLB load balancer ARN "
-        "(a listener is created); a target group attached to nothing never reports healthy",
+        "(a listener is created); a target group attached to nothing never reports healthy; unset for a "
+        "canary routed by the ALB (argo.traffic_routing alb): the controller attaches the groups it makes "
+        "from the Ingress infra renders",
     )
     listener_port: _int(L.PORT) | None = None
     rule_priority: Annotated[int, Field(ge=1, le=50000, strict=True)] | None = None
@@ -118,6 +123,14 @@ class LoadBalancer(Strict):
         "unhealthy_connection_termination false)")
     deregistration_connection_termination: bool = Field(
         default=False, description="NLB: deregistration_delay.connection_termination.enabled")
+    # Fields no input states (a TargetGroupBinding whose target group the input lacks): each
+    # holds the lowest value its API range allows, and `derived.lb_field` marks it unknown, so a
+    # rule decides only where that bound decides (`timing.bind.lbs.unbound_lb`). Not configurable.
+    _unknown: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def unknown(self) -> frozenset[str]:
+        return self._unknown
 
     @model_validator(mode="before")
     @classmethod
@@ -224,6 +237,9 @@ class Rollout(Strict):
     max_unavailable: IntOrPercent = L.K8S_DEFAULTS["max_unavailable"]
     min_ready_s: _int(L.MIN_READY) = L.K8S_DEFAULTS["min_ready_s"]
     progress_deadline_s: _int(L.PROGRESS_DEADLINE) = L.K8S_DEFAULTS["progress_deadline_s"]
+    update_strategy: Literal["RollingUpdate", "OnDelete"] = Field(
+        default="RollingUpdate", description="DaemonSet: OnDelete replaces a pod only when it is deleted (the "
+        "rollout rules then have no rollout to judge); a DaemonSet's unstated max_unavailable is 1 and max_surge 0")
 
 
 class ArgoRollout(Strict):
@@ -310,10 +326,13 @@ class Accept(Strict):
 class Service(Strict):
     name: Name
     namespace: Name = "default"
-    kind: Literal["Deployment", "StatefulSet"]
+    kind: Literal["Deployment", "StatefulSet", "DaemonSet"]
     image: str = Field(min_length=1)
     container_port: _int(L.PORT)
-    replicas: _int(L.REPLICAS) | None = Field(description="null only when an HPA owns them")
+    replicas: _int(L.REPLICAS) | None = Field(
+        default=None, description="null only when an HPA owns them; DaemonSet: the nodes it runs on (what `audit` "
+        "and the pack read from the lockstep.dev/nodes annotation), null: unknown (rules that need the pod count "
+        "are skipped); a Deployment or StatefulSet must state it")
     labels: dict[str, str] = Field(default_factory=dict, description="extra pod labels")
     name_label: bool = Field(
         default=True, description="pods also carry app.kubernetes.io/name=<name> (what infra "
@@ -327,19 +346,64 @@ class Service(Strict):
     pdb: Pdb | None = None
     hpa: Hpa | None = None
     readiness_gate: ReadinessGate | None = None
-    argo: ArgoRollout | None = Field(default=None, description="the workload is an Argo Rollout (null: a "
-                                     "Deployment or StatefulSet)")
+    argo: ArgoRollout | None = Field(default=None, description="the workload is an Argo Rollout (null: the "
+                                     "workload `kind` says)")
     schedule_s: Seconds = Field(default=L.STATEFULSET_SCHEDULE_DEFAULT,
                                 description="StatefulSet: scheduling + image pull of a replacement")
     resources: Resources = Resources()
     hardening: Hardening = Hardening()
     accept: tuple[Accept, ...] = ()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_rollout_defaults(cls, data: Any) -> Any:
+        # A kind whose rollout defaults are not the Deployment's (a DaemonSet's 1 unavailable, no
+        # surge) gets them for what the rollout leaves unstated, so the model holds what deploys.
+        # (A kind without such defaults gets an equal rollout back: the defaults are empty.)
+        if not isinstance(data, dict):
+            return data
+        kind = WORKLOAD_KINDS.get(data["kind"]) if isinstance(data.get("kind"), str) else None
+        defaults = kind.rollout_defaults if kind is not None else {}
+        given = data.get("rollout")
+        if isinstance(given, Rollout):
+            # a copy, not a re-validation: a reader keeps out-of-range numbers for the rules to report
+            unset = {k: v for k, v in defaults.items() if k not in given.model_fields_set}
+            return {**data, "rollout": given.model_copy(update=unset)}
+        if given is None or isinstance(given, dict):
+            return {**data, "rollout": {**defaults, **(given or {})}}
+        return data  # left for the field to refuse
+
     @model_validator(mode="after")
     def _replicas_owner(self) -> Service:
-        if self.replicas is None and self.hpa is None:
+        kind = WORKLOAD_KINDS[self.kind]
+        if self.hpa is not None and not kind.scalable:
+            raise ValueError(f"hpa: a {self.kind} has no scale subresource (one pod per node): remove hpa")
+        if self.replicas is None and self.hpa is None and not kind.count_may_be_unknown:
             raise ValueError("replicas is required unless an hpa owns the replica count")
+        if self.rollout.update_strategy not in kind.update_strategies:
+            raise ValueError(f"rollout.update_strategy: {self.rollout.update_strategy} is not a {self.kind} "
+                             f"strategy (allowed: {', '.join(kind.update_strategies)})")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _controller_attaches_canary(cls, data: Any) -> Any:
+        return fill_canary_attachment(data)
+
+
+def fill_canary_attachment(data: Any) -> Any:
+    """A stack's canary routed by the ALB runs on the ALB the controller makes from the Ingress
+    infra renders (`infra/ingress.py`): the controller attaches the target group, so an unset
+    `lb.attach_to_arn` is filled as the audit reads such a group (`controllers.LBC_ATTACHED`).
+    Only config input (mappings) is filled: the audit passes the LB it read, attached or not."""
+    if not isinstance(data, dict):
+        return data
+    argo, lb = data.get("argo"), data.get("lb")
+    if not (isinstance(argo, dict) and argo.get("traffic_routing") == "alb" and isinstance(lb, dict)):
+        return data
+    if lb.get("attach_to_arn") is not None:
+        return data  # a stated ARN is for `timing.references` to refuse (the stack owns no listener)
+    return {**data, "lb": {**lb, "attach_to_arn": LBC_ATTACHED}}
 
 
 # ---- watchdog, heartbeat ---------------------------------------------------------------------

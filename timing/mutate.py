@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from lockstep.timing.findings import Finding
 from lockstep.timing.invariants import RULES, Ctx, Scene, context, walk
 from lockstep.timing.model import Service, Stack
+from lockstep.timing.references import reference_errors
 from lockstep.timing.sim.spec import ServiceSpec, service_spec, stack_specs
 from lockstep.timing.simulate import SCENARIOS, simulate_specs
 
@@ -266,6 +267,11 @@ class Baseline:
             return _problem(err, path[:2])
         services = self.stack.services
         stack = self.stack.model_copy(update={"services": (*services[:k], svc, *services[k + 1:])})
+        # What the stack's own validator checks across a service (e.g. a blue-green Rollout's
+        # surge), which validating the service alone does not: as the whole stack would refuse it.
+        problems = reference_errors(stack)
+        if problems:
+            return ": " + "; ".join(problems)
         return Variant(stack, k, [(k, self._service_findings(svc, self.ctx)),
                                   (STACK, self._stack_findings(stack, self.ctx))])
 

@@ -118,7 +118,8 @@ def stack_timelines(stack: Stack) -> list[Timeline]:
     out: list[Timeline] = []
     for svc in stack.services:
         out.append(drain_timeline(svc))
-        out.append(rollout_timeline(svc))
+        if d.rolls(svc):  # OnDelete: no rollout to draw
+            out.append(rollout_timeline(svc))
     if stack.heartbeat is not None:
         by_name = {s.name: s for s in stack.services}
         for spec in stack.heartbeat_specs:

@@ -57,9 +57,15 @@ def _kill(broker: Broker, sig: int) -> None:
     os.killpg(broker.proc.pid, sig)  # the session the fixture started: the script and its node
 
 
-def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 15.0) -> Result:
+def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 15.0, min_kills: int = 0,
+        min_freezes: int = 0) -> Result:
+    """Faults for `duration_s`, and on until at least `min_kills` kills and `min_freezes`
+    freezes have happened (a loaded machine restarts the broker slower: the fault count, not
+    the clock, is what a test asks for). Kills and freezes alternate; when each comes, how long
+    it lasts and which scopes fail are drawn from `seed`."""
     logging.getLogger("heartbeat").setLevel(logging.CRITICAL)
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # the main loop's draws (scopes, fault timing)
+    gateway_rng = random.Random(seed + 1)  # the gateway thread's delays: its own stream
     cfg = short_config(loss_s=2, recovery_s=2, beat_ttl_s=4).model_copy(
         update={"ack_timeout_s": 2, "confirm_timeout_s": 1})
     exchanges = {"commands": cfg.commands_exchange, "beats": cfg.beats_exchange}
@@ -71,7 +77,7 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 1
 
     def apply(cmd: GatewayCommand) -> None:
         start = time.time()
-        delay = rng.choice([0, 0, 0, 0.3, cfg.ack_timeout_s + 1.5])
+        delay = gateway_rng.choice([0, 0, 0, 0.3, cfg.ack_timeout_s + 1.5])
         time.sleep(delay)
         with lock:
             applied.append((time.time(), cmd.id, cmd.spec, cmd.action))
@@ -119,13 +125,13 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 1
     next_flip = start
     next_fault = start + 3
     try:
-        while time.monotonic() - start < duration_s:
+        while (time.monotonic() - start < duration_s or res.kills < min_kills or res.freezes < min_freezes):
             now = time.monotonic()
             if now >= next_flip:  # scopes go unhealthy and recover
                 observer.failing = {w for w in ("football-feed", "basketball-feed") if rng.random() < 0.5}
                 next_flip = now + rng.uniform(1, 6)
             if now >= next_fault:
-                if rng.random() < 0.5:
+                if len(res.faults) % 2 == 0:  # kills and freezes alternate, a kill first
                     t0 = time.time()
                     _kill(broker, signal.SIGKILL)
                     broker.proc.wait(10)

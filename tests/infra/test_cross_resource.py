@@ -14,7 +14,12 @@ from lockstep.timing.config import stack_from_config
 from lockstep.timing.heartbeat_config import BROKER_URL_ENV, CONFIGMAP_KEY, SECRET_KEY, runtime_config
 
 EXAMPLE = stack_from_config(example_values())
-WORKLOAD_KINDS = ("Deployment", "StatefulSet")
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Rollout")
+
+
+def rendered_kind(svc) -> str:
+    """What the program registers for a service: an Argo Rollout in place of its Deployment."""
+    return "Rollout" if svc.argo is not None else svc.kind
 
 
 def workloads(res: Resources) -> list:
@@ -47,7 +52,7 @@ def test_health_check_detection_fits_inside_the_prestop_drain_when_the_server_fa
             continue
         hc = res.one("TargetGroup", f"{svc.name}-tg").inputs["healthCheck"]
         detect = int(hc["interval"]) * int(hc["unhealthyThreshold"])
-        workload = res.k8s(svc.kind, svc.namespace, svc.name)
+        workload = res.k8s(rendered_kind(svc), svc.namespace, svc.name)
         assert prestop_seconds(workload) >= detect + stack.margin_s, (
             f"{workload.urn}: preStop {prestop_seconds(workload)}s < TG interval × unhealthy "
             f"threshold {detect}s + margin {stack.margin_s}s")
@@ -55,7 +60,7 @@ def test_health_check_detection_fits_inside_the_prestop_drain_when_the_server_fa
 
 def test_prestop_plus_finish_fits_the_termination_grace_period(recorded):
     for svc in EXAMPLE.services:
-        r = recorded.k8s(svc.kind, svc.namespace, svc.name)
+        r = recorded.k8s(rendered_kind(svc), svc.namespace, svc.name)
         grace = int(r.inputs["spec"]["template"]["spec"]["terminationGracePeriodSeconds"])
         used = prestop_seconds(r) + (svc.shutdown.finish_s or 0)
         assert used + EXAMPLE.margin_s <= grace, f"{r.urn}: preStop + finish {used}s > grace {grace}s"
@@ -66,7 +71,7 @@ def test_every_pdb_selects_exactly_its_workloads_pods(recorded):
         meta = pdb.inputs["metadata"]
         selector = pdb.inputs["spec"]["selector"]["matchLabels"]
         kind = "Deployment" if meta["name"] == "heartbeat" else next(
-            s.kind for s in EXAMPLE.services if s.name == meta["name"])
+            rendered_kind(s) for s in EXAMPLE.services if s.name == meta["name"])
         workload = recorded.k8s(kind, meta["namespace"], meta["name"])
         labels = workload.inputs["spec"]["template"]["metadata"]["labels"]
         assert selector and selector.items() <= labels.items(), (
@@ -155,7 +160,7 @@ def test_only_namespaces_with_gated_services_get_the_injection_label(recorded):
 
 def test_a_workload_under_an_hpa_sets_no_replicas(recorded):
     for svc in EXAMPLE.services:
-        r = recorded.k8s(svc.kind, svc.namespace, svc.name)
+        r = recorded.k8s(rendered_kind(svc), svc.namespace, svc.name)
         if svc.hpa is None:
             assert int(r.inputs["spec"]["replicas"]) == svc.replicas, r.urn
             continue
@@ -169,7 +174,7 @@ def test_a_workload_under_an_hpa_sets_no_replicas(recorded):
 def test_only_workloads_a_heartbeat_spec_watches_carry_the_observable_label(recorded):
     watched = {s.service for s in EXAMPLE.heartbeat_specs}
     for svc in EXAMPLE.services:
-        r = recorded.k8s(svc.kind, svc.namespace, svc.name)
+        r = recorded.k8s(rendered_kind(svc), svc.namespace, svc.name)
         labelled = r.inputs["metadata"]["labels"].get("is-observable") == "true"
         assert labelled == (svc.name in watched), r.urn
 

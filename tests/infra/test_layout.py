@@ -17,4 +17,4 @@ def test_timing_never_imports_pulumi():
 def test_tests_import_the_real_infra_package_not_a_shadow():
     from lockstep.infra import render
 
-    assert Path(infra.render.__file__).resolve().parent == ROOT / "infra"
+    assert Path(render.__file__).resolve().parent == ROOT / "infra"

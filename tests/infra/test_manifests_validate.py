@@ -18,6 +18,7 @@ from lockstep.infra.render_cli import manifest
 from tests.infra.support import example_values, render
 
 TGB_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "targetgroupbinding-v1beta1.json").read_text())
+ROLLOUT_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "rollout-v1alpha1.json").read_text())
 
 
 def manifests(res):
@@ -27,6 +28,9 @@ def manifests(res):
 def _validate(urn: str, obj: dict, version: str) -> None:
     if obj["kind"] == "TargetGroupBinding":
         jsonschema.validate(obj, TGB_SCHEMA)
+        return
+    if obj["kind"] == "Rollout":  # the example's blue-green service: a CRD, as the binding is
+        jsonschema.validate(obj, ROLLOUT_SCHEMA)
         return
     try:
         kubernetes_validate.validate(obj, version, strict=True)

@@ -70,10 +70,10 @@ def test_pulumi_up_stops_with_the_findings_as_a_run_error_not_a_traceback(monkey
 
     values = example_values()
     values["services"][0]["shutdown"]["drain_s"] = 5
-    monkeypatch.setattr(infra.program, "read_values", lambda config: values)
+    monkeypatch.setattr(program, "read_values", lambda config: values)
     with pytest.raises(pulumi.RunError) as err:
-        infra.program.main()
+        program.main()
     assert "ERROR drain-covers-lb-detection  api:" in str(err.value)
     values["services"][0]["replicas"] = "three"
     with pytest.raises(pulumi.RunError, match="lockstep:services.0.replicas"):
-        infra.program.main()
+        program.main()

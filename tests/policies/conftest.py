@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def analyzer():
-    proc = subprocess.Popen([sys.executable, "-m", "policies"], cwd=ROOT, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "lockstep.policies"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     try:
         port = proc.stdout.readline().decode().strip()

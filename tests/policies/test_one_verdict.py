@@ -1,6 +1,7 @@
-"""One verdict: the same resources get the same failing findings from the policy pack (served
-over gRPC, as the engine calls it) and from `lockstep audit` (on the files `lockstep render`
-writes) — because both adapt their input to `timing.bind` and judge through it.
+"""One verdict: the same resources get the same failing findings, and the same warnings of the
+linker, from the policy pack (served over gRPC, as the engine calls it) and from `lockstep
+audit` (on the files `lockstep render` writes) — because both adapt their input to
+`timing.bind` and judge through it.
 
 The stacks: the example and generated valid stacks, rendered under Pulumi's mocks, and each
 render perturbed (numbers of its resources pushed to wrong values, as drift would) into
@@ -22,7 +23,8 @@ from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
 from lockstep.policies.findings import RESOURCE_RULES
-from tests.timing.strategies import base, edit
+from lockstep.policies.rules import LINKED, LINKED_DESCRIPTION
+from tests.timing.strategies import DELETE, base, edit
 from lockstep.timing.audit import adapt, audit
 from lockstep.timing.audit.reader import read_all
 from lockstep.timing.config import EXAMPLE, lockstep_values
@@ -46,9 +48,18 @@ VARIANTS = [
     # the api as a blue-green Argo Rollout: its Rollout custom resource and preview Service
     {"services.0.argo": {"strategy": "blueGreen", "scale_down_delay_s": 45, "abort_scale_down_delay_s": 30},
      "services.0.rollout.max_surge": "100%"},
+    # the api as a DaemonSet on 3 nodes (no HPA can own a DaemonSet's count): its node count
+    # travels as the lockstep.dev/nodes annotation
+    {"services.0.kind": "DaemonSet", "services.0.hpa": None, "services.0.replicas": 3},
 ]
+# the api as a canary routed by the ALB: its Rollout, stable and canary Services and the Ingress
+# the controller makes the ALB from (no listener, VPC or target group of the stack's own)
+CANARY = {"services.0.argo": {"strategy": "canary", "traffic_routing": "alb", "scale_down_delay_s": 45,
+                              "abort_scale_down_delay_s": 60},
+          **{f"services.0.lb.{k}": DELETE for k in ("attach_to_arn", "rule_priority", "listener_port", "vpc_id")}}
+VARIANTS.append(CANARY)
 PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types a resource policy reads
-PERTURBATIONS_PER_RENDER = 11  # 6 renders × (1 + 11) = 72 stacks of resources
+PERTURBATIONS_PER_RENDER = 11  # 7 renders × (1 + 11) = 84 stacks of resources
 
 
 def struct(props: dict) -> struct_pb2.Struct:
@@ -86,9 +97,10 @@ def perturbed(recorded: list, rng: random.Random) -> list:
     return out
 
 
-def pack_findings(analyzer, recorded: list) -> set[tuple[str, str, str]]:
+def pack_findings(analyzer, recorded: list) -> tuple[set[tuple[str, str, str]], list[str]]:
     """(status, rule id, subject) of every failing finding the served pack reports: its stack
-    policies on all resources, its resource policies on each (as the engine calls them)."""
+    policies on all resources, its resource policies on each (as the engine calls them); and
+    the linker's warnings it reports."""
     custom = [r for r in recorded if r.custom]
 
     def props(r) -> dict:
@@ -103,12 +115,14 @@ def pack_findings(analyzer, recorded: list) -> set[tuple[str, str, str]]:
             continue  # the engine calls every resource policy on it; none reads this type
         diagnostics += analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=r.type, properties=struct(props(r)),
                                                                     urn=r.urn, name=r.name), timeout=60).diagnostics
-    return {(m.group(1).lower(), m.group(2), m.group(3)) for d in diagnostics for m in LINE.finditer(d.message)}
+    return ({(m.group(1).lower(), m.group(2), m.group(3)) for d in diagnostics for m in LINE.finditer(d.message)},
+            sorted(d.message.removeprefix(LINKED_DESCRIPTION + "\n") for d in diagnostics if d.policyName == LINKED))
 
 
-def audit_findings(paths: list[str]) -> set[tuple[str, str, str]]:
+def audit_findings(paths: list[str]) -> tuple[set[tuple[str, str, str]], list[str]]:
     result = audit(paths, CTX, {})
-    return {(f.status, f.id, f.subject) for f in result.findings if f.status in FAILED}
+    return ({(f.status, f.id, f.subject) for f in result.findings if f.status in FAILED},
+            sorted(audit_warning_words(result.warnings)))
 
 
 def renders() -> list[list]:
@@ -138,7 +152,7 @@ def test_the_pack_and_the_audit_agree_on_rendered_and_perturbed_stacks(analyzer,
             expected = audit_findings([str(out)])
             assert pack_findings(analyzer, stack) == expected, f"render {n} variant {k}"
             compared += 1
-            broken += bool(expected)
+            broken += bool(expected[0])
     assert compared >= 50 and broken >= 25  # valid and broken stacks both, many of each
 
 
@@ -201,3 +215,66 @@ def test_the_pack_and_the_audit_agree_on_the_audit_corpus(analyzer, name) -> Non
     if version == (0, 0):
         got = {g for g in got if g[1] != "prestop-uses-native-sleep"}  # the pack's default cluster is 1.30
     assert got == want
+    # The linker's warnings: the audit prints `file:line: <words>`, the pack reports the words on the
+    # resource (the engine's message starts with the policy's description).
+    assert sorted(d.message.removeprefix(LINKED_DESCRIPTION + "\n") for d in diagnostics if d.policyName == LINKED) \
+        == sorted(audit_warning_words(result.warnings))
+
+
+def audit_warning_words(warnings: list[str]) -> list[str]:
+    """An audit warning without the `file:line: ` it starts with."""
+    out = []
+    for w in warnings:
+        where, words = w.split(": ", 1)
+        assert re.fullmatch(r".+:\d+", where), w
+        out.append(words)
+    return out
+
+
+def test_the_corpus_holds_a_linker_warning_for_the_pack_to_agree_on() -> None:
+    # the agreement above is only a check if some bundle warns
+    warned = [name for name in sorted(p.name for p in CORPUS.iterdir() if (p / "expected.yaml").exists())
+              if yaml.safe_load((CORPUS / name / "expected.yaml").read_text()).get("warnings")]
+    assert warned
+
+
+def check_findings(values: dict) -> set[tuple[str, str, str]]:
+    """(status, rule id, subject) of every failing finding `lockstep check` reports on the stack."""
+    from lockstep.timing.config import stack_from_config
+    from lockstep.timing.invariants import evaluate
+
+    return {(f.status, f.id, f.subject) for f in evaluate(stack_from_config(values)) if f.status in FAILED}
+
+
+def canary_with_delay(values: dict, recorded: list, delay: int) -> list:
+    """The render with the Rollout's scaleDownDelaySeconds set to `delay` (what a config with
+    that delay would render: the program refuses to render a broken stack)."""
+    out = [replace(r, inputs=copy.deepcopy(r.inputs)) for r in recorded]
+    rollout = next(r for r in out if r.custom and r.kind == "Rollout")
+    rollout.inputs["spec"]["strategy"]["canary"]["scaleDownDelaySeconds"] = delay
+    return out
+
+
+def test_check_the_audit_and_the_pack_agree_on_a_canary_routed_by_the_alb_valid_and_broken(analyzer, tmp_path):
+    """One verdict from the three front ends: `check` on the stack config, `lockstep audit` on
+    the files `lockstep render` writes, and the served pack on the rendered resources. The
+    broken canary scales the old ReplicaSet down before the switch has propagated."""
+    from lockstep.infra.render import record
+    from lockstep.infra.render_cli import write
+    from lockstep.timing.invariants.rollouts import switch_time
+
+    valid = edit(lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"]), CANARY)
+    recorded = record(valid)
+    from lockstep.timing.config import stack_from_config
+    api = stack_from_config(valid).services[0]
+    short = int(switch_time(api).value) + CTX.margin_s - 1  # one second short of switch + margin
+    broken = edit(valid, {"services.0.argo.scale_down_delay_s": short})
+    for name, values, stack in (("valid", valid, recorded), ("broken", broken, canary_with_delay(valid, recorded, short))):
+        out = tmp_path / name
+        write(stack, out)
+        by_check = check_findings(values)
+        by_audit = audit_findings([str(out)])
+        assert by_audit[0] == by_check, name
+        assert pack_findings(analyzer, stack) == by_audit, name  # the linker's warnings too
+    assert ("error", "rollout-scale-down-outlasts-switch", "api") in check_findings(broken)
+    assert not any(f[1] == "rollout-scale-down-outlasts-switch" for f in check_findings(valid))

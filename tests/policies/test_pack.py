@@ -11,7 +11,7 @@ import pulumi_policy
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
 from lockstep.policies.findings import NOT_FROM_RESOURCES, RESOURCE_RULES, STACK_RULES
-from lockstep.policies.rules import ACCEPTED, READABLE, all_policies, severities
+from lockstep.policies.rules import ACCEPTED, LINKED, READABLE, all_policies, severities
 from lockstep.policies.settings import Settings, settings
 from lockstep.timing.invariants import RULE_IDS
 
@@ -34,7 +34,7 @@ def test_error_ids_are_mandatory_and_warnings_advisory():
         if "warning" in severities(rule_id):
             name = f"{rule_id}-advisory" if "error" in severities(rule_id) else rule_id
             assert levels[name] == EnforcementLevel.ADVISORY, rule_id
-    assert levels[ACCEPTED] == levels[READABLE] == EnforcementLevel.ADVISORY
+    assert levels[ACCEPTED] == levels[READABLE] == levels[LINKED] == EnforcementLevel.ADVISORY
 
 
 def test_policy_names_are_unique():
@@ -81,6 +81,41 @@ def test_an_ambiguous_failover_entry_service_asks_for_the_config_key():
     assert violations(READABLE, stack) == [("lockstep cannot judge this resource: cannot tell the regional entry "
                                             "workload: set the policy config key entry_service", health)]
     assert violations("failover-ignores-deploys", stack, {"entry_service": "api"}) == []
+
+
+def test_an_ingress_backend_naming_a_service_the_stack_lacks_is_reported_by_the_linked_policy():
+    stack = compliant()
+    assert violations(LINKED, stack) == []
+    ingress = "kubernetes:networking.k8s.io/v1:Ingress"
+    stack["site-ingress"] = (ingress, {
+        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "site", "namespace": "web"},
+        "spec": {"ingressClassName": "alb", "rules": [{"http": {"paths": [
+            {"path": "/blog", "pathType": "Prefix", "backend": {"service": {"name": "blog", "port": {"number": 80.0}}}},
+        ]}}]}}, ())
+    assert violations(LINKED, stack) == [
+        ("Ingress web/site: backend Service web/blog not in the input: its paths reach no pod (or add the Service "
+         "to the input)", urn(ingress, "site-ingress"))]
+    assert violations(READABLE, stack) == []  # a warning, not a resource the pack could not read
+
+
+def unbound(stack: dict) -> dict:
+    """The stack without the api's target group (and the listener rule forwarding to it)."""
+    del stack["api-tg"], stack["api-rule"]
+    stack["api-tgb"] = (*stack["api-tgb"][:2], ())
+    return stack
+
+
+def test_a_binding_whose_target_group_the_stack_lacks_is_judged_at_the_bound():
+    short = unbound(edited({"api-deployment:spec:template:spec:containers:0:lifecycle:preStop:sleep:seconds": 10.0}))
+    assert [m for m, _ in violations("drain-covers-lb-detection", short)] == [
+        "ERROR drain-covers-lb-detection  api: drain 10s (shutdown.drain_s) < lb_detect ≥15s (deregistration: "
+        "lb.deregistration_propagation_s) + margin 5s  slack -10s → raise the drain to ≥20s or detect faster"]
+    assert violations("drain-covers-lb-detection", unbound(compliant())) == []  # 20 s: only the kind decides: skipped
+    assert violations("lb-values-in-range", unbound(compliant())) == []
+    # an unknown protocol is no HTTP(S) target group: the failover's entry workload is not guessed
+    assert [m for m, _ in violations(READABLE, unbound(compliant()))] == [
+        "lockstep cannot judge this resource: cannot tell the regional entry workload: set the policy config key "
+        "entry_service"]
 
 
 def test_a_target_group_of_an_unmodelled_protocol_is_not_judged():
@@ -168,4 +203,4 @@ def test_the_pack_has_one_policy_per_severity_of_every_rule_resources_decide_and
         if "warning" in r.severities:
             expected.append(f"{r.id}-advisory" if "error" in r.severities else r.id)
     names = [p.name for p in all_policies()]
-    assert sorted(names) == sorted(expected + [ACCEPTED, READABLE])
+    assert sorted(names) == sorted(expected + [ACCEPTED, READABLE, LINKED])

@@ -43,10 +43,10 @@ def test_a_part_of_a_sum_is_named_by_its_field_path() -> None:
     assert shown(d.source_field("app.warmup_s", None)) == Term("app.warmup_s", 0, "app.warmup_s", ("app.warmup_s",))
 
 
-def test_a_total_sums_its_parts_and_shows_each_with_its_number() -> None:
+def test_a_total_sums_its_parts_and_shows_each_with_its_number_a_part_with_unknowns_as_its_bound() -> None:
     t = d.total("stop", d.field("drain", 20, "shutdown.drain_s"), d.field("finish", None, "shutdown.finish_s"),
                 Term("ready", 7, "a 3 + b 4", ("b",)))
-    assert shown(t) == Term("stop", 27, "shutdown.drain_s 20 + shutdown.finish_s ? + ready 7",
+    assert shown(t) == Term("stop", 27, "shutdown.drain_s 20 + shutdown.finish_s ? + ready ≥7",
                      ("shutdown.finish_s", "b"))
 
 

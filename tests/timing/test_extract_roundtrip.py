@@ -89,6 +89,15 @@ def manifest(svc: Service) -> dict:
             "minReadySeconds": svc.rollout.min_ready_s}
     if svc.replicas is not None:
         spec["replicas"] = svc.replicas
+    if svc.argo is not None:  # a blue-green Rollout, as infra/rollout.py writes it
+        spec["strategy"] = {"blueGreen": {
+            "activeService": svc.name, "previewService": f"{svc.name}-preview", "autoPromotionEnabled": True,
+            "scaleDownDelaySeconds": svc.argo.scale_down_delay_s,
+            "abortScaleDownDelaySeconds": svc.argo.abort_scale_down_delay_s}}
+        spec["progressDeadlineSeconds"] = svc.rollout.progress_deadline_s
+        return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+                "metadata": {"name": svc.name, "namespace": svc.namespace, "annotations": annotations(svc)},
+                "spec": spec}
     if svc.kind == "Deployment":
         spec["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {
             "maxSurge": svc.rollout.max_surge, "maxUnavailable": svc.rollout.max_unavailable}}

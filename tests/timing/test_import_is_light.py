@@ -18,8 +18,8 @@ print(json.dumps(heavy))
 """
 
 
-@pytest.mark.parametrize("module", ["timing", "timing.invariants", "timing.config", "timing.cli",
-                                    "timing.cmd_check"])
+@pytest.mark.parametrize("module", ["lockstep", "lockstep.timing", "lockstep.timing.invariants", "lockstep.timing.config", "lockstep.timing.cli",
+                                    "lockstep.timing.cmd_check"])
 def test_importing_the_core_pulls_in_no_pulumi_or_cloud_client(module) -> None:
     proc = subprocess.run([sys.executable, "-c", PROBE.format(module=module)], capture_output=True, text=True,
                           timeout=60, check=False)

@@ -33,7 +33,7 @@ def test_a_spec_watching_an_unknown_service_lists_the_known_ones() -> None:
     specs = build().heartbeat_specs
     bad = specs[1].model_copy(update={"service": "hockey-feed"})
     assert problems({"heartbeat_specs": (specs[0], bad)}) == [
-        "heartbeat_specs.1.service: unknown service 'hockey-feed' (known: api, basketball-feed, football-feed)"]
+        "heartbeat_specs.1.service: unknown service 'hockey-feed' (known: api, basketball-feed, football-feed, odds-stream)"]
 
 
 def test_specs_need_a_heartbeat_service() -> None:

@@ -37,7 +37,7 @@ def test_every_rule_is_judged_on_the_example() -> None:
     assert judged == set(RULE_IDS) - {"prestop-uses-native-sleep", "sidecar-outlives-app",
                                       "health-check-drain-needs-peers", "eviction-leaves-a-target",
                                       "etp-local-drain-covers-node-check", "nlb-connections-survive-removal",
-                                      "heartbeat-rides-out-rollout", "rollout-scale-down-outlasts-switch"}
+                                      "heartbeat-rides-out-rollout"}
 
 
 def test_the_context_carries_the_margin_and_the_cluster_version() -> None:

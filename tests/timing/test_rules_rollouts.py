@@ -39,7 +39,7 @@ def test_a_blue_green_scale_down_delay_must_outlast_endpoints_and_deregistration
                    f"{A}.lb.endpoint_propagation_s": ends, f"{A}.lb.deregistration_propagation_s": dereg,
                    "margin_s": margin})
     expect_alone(stack, RULE, delay < ends + dereg + margin)
-    assert only(stack, RULE).slack_s == delay - ends - dereg - margin
+    assert only(stack, RULE, "api").slack_s == delay - ends - dereg - margin
 
 
 @given(abort=seconds(0, 120), ends=seconds(0, 60))
@@ -50,7 +50,7 @@ def test_an_abort_scale_down_delay_must_outlast_the_switch_unless_it_keeps_the_r
     stack = build({**blue_green(A, scale_down_delay_s=3600, abort_scale_down_delay_s=abort),
                    f"{A}.lb.endpoint_propagation_s": ends})
     expect_alone(stack, RULE, 0 < abort < ends + 15 + 5)
-    assert len(findings_of(stack, RULE)) == (1 if abort == 0 else 2)
+    assert len(findings_of(stack, RULE, "api")) == (1 if abort == 0 else 2)
 
 
 @given(delay=seconds(0, 60), routing=st.sampled_from([None, "alb"]))
@@ -58,12 +58,12 @@ def test_only_a_canary_routed_by_the_alb_waits_before_scaling_down(delay, routin
     stack = build({f"{A}.argo": {"strategy": "canary", "traffic_routing": routing, "scale_down_delay_s": delay,
                                  "abort_scale_down_delay_s": 3600}})
     expect_alone(stack, RULE, routing == "alb" and delay < 30)
-    assert len(findings_of(stack, RULE)) == (2 if routing == "alb" else 0)
+    assert len(findings_of(stack, RULE, "api")) == (2 if routing == "alb" else 0)
 
 
 def test_unstated_delays_are_argos_thirty_seconds_which_hold_at_exactly_the_alb_defaults() -> None:
     stack = build(blue_green(A))
-    found = findings_of(stack, RULE)
+    found = findings_of(stack, RULE, "api")
     assert [f.slack_s for f in found] == [0, 0]
     assert [f.left.value for f in found] == [L.ARGO_SCALE_DOWN_DELAY_DEFAULT] * 2
 
@@ -97,7 +97,7 @@ def test_without_a_load_balancer_the_delay_must_outlast_the_endpoint_propagation
 
 def test_a_short_scale_down_delay_prints_both_sides_and_the_fix() -> None:
     stack = build(blue_green(A, scale_down_delay_s=10, abort_scale_down_delay_s=0))
-    assert only(stack, RULE).render() == (
+    assert only(stack, RULE, "api").render() == (
         "ERROR rollout-scale-down-outlasts-switch  api: scale_down_delay 10s (argo.scale_down_delay_s) < switch 25s "
         "(lb.endpoint_propagation_s 10 + lb.deregistration_propagation_s 15) + margin 5s  slack -20s → raise "
         "scaleDownDelaySeconds (argo.scale_down_delay_s) to ≥30s")
@@ -105,7 +105,7 @@ def test_a_short_scale_down_delay_prints_both_sides_and_the_fix() -> None:
 
 def test_a_short_abort_delay_prints_its_own_fix() -> None:
     stack = build(blue_green(A, abort_scale_down_delay_s=5))
-    [broken] = [f for f in findings_of(stack, RULE) if f.status == "error"]
+    [broken] = [f for f in findings_of(stack, RULE, "api") if f.status == "error"]
     assert broken.render() == (
         "ERROR rollout-scale-down-outlasts-switch  api: abort_scale_down_delay 5s (argo.abort_scale_down_delay_s) < "
         "switch 25s (lb.endpoint_propagation_s 10 + lb.deregistration_propagation_s 15) + margin 5s  slack -25s → "

@@ -40,3 +40,13 @@ def test_a_broken_node_variant_fails_check_with_exactly_its_rule(name, ids, caps
     assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
     out = capsys.readouterr().out
     assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids
+
+
+ARGO = SEED.with_name("Pulumi.argo-scale-down.yaml")
+
+
+def test_the_argo_example_with_a_scale_down_delay_below_the_switch_fails_check_with_that_rule_alone(capsys):
+    assert main(["check", str(ARGO)]) == 1
+    out = capsys.readouterr().out
+    errors = [line.split()[1:3] for line in out.splitlines() if line.startswith("ERROR")]
+    assert errors == [["rollout-scale-down-outlasts-switch", "odds-stream:"]]

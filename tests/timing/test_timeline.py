@@ -154,6 +154,7 @@ def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
         "api: drain handshake", "api: rolling deploy",
         "football-feed: drain handshake", "football-feed: rolling deploy",
         "basketball-feed: drain handshake", "basketball-feed: rolling deploy",
+        "odds-stream: drain handshake", "odds-stream: rolling deploy",
         "football-live (football-feed): failure to block",
         "football-live (football-feed): recovery to unblock",
         "basketball-live (basketball-feed): failure to block",
@@ -161,7 +162,7 @@ def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
         "failover (dns): region loss to clients served",
     ]
     bare = stack.model_copy(update={"heartbeat": None, "heartbeat_specs": (), "failover": None})
-    assert len(stack_timelines(bare)) == 6
+    assert len(stack_timelines(bare)) == 8
 
 
 def test_text_rendering_sorts_by_time_and_names_sources():

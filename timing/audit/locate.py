@@ -13,16 +13,19 @@ from typing import Any
 from lockstep.timing import conventions as C
 from lockstep.timing import extract as X
 from lockstep.timing.bind.judge import Judgement
-from lockstep.timing.bind.lbs import TG_KEYS
+from lockstep.timing.bind.lbs import TG_KEYS, UNSTATED, unstated_needs
 from lockstep.timing.bind.link import Subject
 from lockstep.timing.bind.resource import Resource, dig
 from lockstep.timing.findings import Finding
 from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
+from lockstep.timing.workloads import WORKLOAD_KINDS
 
 NEEDS = {f"app.{f}": C.ANNOTATION + a for f, a in C.APP_ANNOTATIONS.items()}
 NEEDS["shutdown.finish_s"] = C.ANNOTATION + C.FINISH_ANNOTATION
 # Only unknown when a preStop command is not a sleep: a known drain is located at the preStop hook.
-DECIDED_BY = {**NEEDS, "shutdown.drain_s": C.ANNOTATION + C.DRAIN_ANNOTATION}
+DECIDED_BY = {**NEEDS, "shutdown.drain_s": C.ANNOTATION + C.DRAIN_ANNOTATION,
+              # only unknown for a DaemonSet (its node count)
+              "replicas": C.ANNOTATION + C.NODES_ANNOTATION}
 PROBES = {"startup": "startupProbe", "readiness": "readinessProbe", "liveness": "livenessProbe"}
 PROBE_KEYS = {v: k for k, v in X.PROBE_FIELDS.items()}
 ROLLOUT = {"max_surge": ("spec", "strategy", "rollingUpdate", "maxSurge"),
@@ -32,8 +35,9 @@ POD = ("spec", "template", "spec")
 
 
 def needs_annotations(needs: tuple[str, ...]) -> tuple[str, ...]:
-    """Unknown model fields → the workload annotation that would decide them."""
-    return tuple(DECIDED_BY.get(n, n) for n in needs)
+    """Unknown model fields → the workload annotation that would decide them, or the key of
+    the target group's JSON (a load-balancer field is unknown only when that JSON is missing)."""
+    return tuple(DECIDED_BY.get(n, unstated_needs(n) if n in UNSTATED else n) for n in needs)
 
 
 def container_index(subject: Subject) -> int:
@@ -71,9 +75,13 @@ def field_location(subject: Subject, field: str) -> tuple[Resource, tuple[Any, .
     if head == "probes":
         probe, _, key = rest.partition(".")
         return wl, (*POD, "containers", container_index(subject), PROBES.get(probe, probe), PROBE_KEYS.get(key, key))
+    kind = WORKLOAD_KINDS[subject.service.kind]
     if head == "rollout":
-        return wl, ROLLOUT.get(rest, ("spec",))
+        path = ROLLOUT.get(rest, ("spec",))
+        return wl, ("spec", kind.strategy_key, *path[2:]) if path[1:2] == ("strategy",) else path
     if head == "replicas":
+        if kind.count_may_be_unknown:  # a DaemonSet's node count: its annotation
+            return wl, annotation_path(wl, C.ANNOTATION + C.NODES_ANNOTATION)
         return wl, ("spec", "replicas")
     if head == "pdb" and subject.pdb is not None:
         key = {"min_available": "minAvailable", "max_unavailable": "maxUnavailable"}.get(rest, "selector")

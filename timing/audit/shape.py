@@ -74,6 +74,10 @@ SHAPES: dict[str, list[Check]] = {
                    ("spec.strategy.rollingUpdate.maxUnavailable", *INTSTR),
                    ("spec.progressDeadlineSeconds", *INT)],
     "StatefulSet": [*WORKLOAD, ("spec.updateStrategy", *MAP)],
+    "DaemonSet": [*WORKLOAD, ("spec.updateStrategy", *MAP), ("spec.updateStrategy.type", *STR),
+                  ("spec.updateStrategy.rollingUpdate", *MAP),
+                  ("spec.updateStrategy.rollingUpdate.maxSurge", *INTSTR),
+                  ("spec.updateStrategy.rollingUpdate.maxUnavailable", *INTSTR)],
     # Argo Rollouts: the pod template may come from a `workloadRef`'d Deployment instead.
     "Rollout": [*WORKLOAD, ("spec.progressDeadlineSeconds", *INT), ("spec.workloadRef", *MAP),
                 ("spec.workloadRef.name", *STR), ("spec.workloadRef.kind", *STR), ("spec.strategy", *MAP),
@@ -178,7 +182,7 @@ def doc_problems(doc: Doc) -> list[str]:
     found: list[tuple[str, str]] = []
     if kind in SHAPES:
         found += problems(obj, METADATA + SHAPES[kind])
-        if kind in ("Deployment", "StatefulSet", "Rollout") and not found:
+        if kind in ("Deployment", "StatefulSet", "Rollout", "DaemonSet") and not found:
             _, containers = lookup(obj, "spec.template.spec.containers")
             for i, c in enumerate(containers or []):
                 pre = f"spec.template.spec.containers.{i}."

@@ -33,7 +33,8 @@ def subject_findings(s: Subject, ctx: Ctx, seen_tgs: set[int]) -> list[Judgement
     scene = Scene(services=(s.service,))
     found = [Judgement(f, s.workload, s, s.key) for f in walk(scene, ctx, RESOURCE_RULES, scopes=("service",))]
     src = s.source
-    if src is None:
+    if src is None or src.lb.unknown:
+        # (a target group the input lacks: the lb-scope rules judge its own values, none of them known)
         return found
     if not src.from_target_group:
         found += [Judgement(f, s.workload, s, s.key) for f in walk(scene, ctx, RESOURCE_RULES, scopes=("lb",))]

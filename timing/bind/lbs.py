@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockstep.timing import extract as X
+from lockstep.timing import limits as L
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.resource import Resource, dig
 from lockstep.timing.controllers import ALB_CONTROLLERS, AUTO_MODE, LBC, LEGACY_ALB_CLASS, NLB_CLASSES
@@ -228,7 +229,7 @@ def target_group_lb(tg: Resource, idx: Index, options: dict[str, Any]) -> LoadBa
     return X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **options)
 
 
-def tgb_sources(svc: Resource, idx: Index, ctx: dict[str, Any],
+def tgb_sources(svc: Resource, workload: Resource, idx: Index, ctx: dict[str, Any],
                 notes: list[str]) -> tuple[list[LbSource], bool]:
     """The target groups bound to this Service; True when one replaces the annotations (a
     controller-managed binding: the target group holds what the controller actually made)."""
@@ -237,10 +238,9 @@ def tgb_sources(svc: Resource, idx: Index, ctx: dict[str, Any],
         managed = any(label in tgb.meta("labels") for label in MANAGED_TGB_LABELS)
         tg = idx.target_group(tgb)
         if tg is None:
-            if not managed:
-                named = dig(tgb.obj, "spec", "targetGroupARN") or dig(tgb.obj, "spec", "targetGroupName")
-                notes.append(f"{tgb.ref}: target group {named} not in the input (add `aws elbv2 "
-                             "describe-target-groups` output to check its health check)")
+            if not managed:  # a managed binding's group is the one its Ingress or Service annotations describe
+                src = unbound_source(tgb, svc, workload, ctx, notes)
+                out += [src] if src is not None else []
             continue
         ctx["used_tgs"].add(id(tg))
         why = unsupported(tg)
@@ -258,3 +258,84 @@ def tgb_sources(svc: Resource, idx: Index, ctx: dict[str, Any],
         out.append(LbSource(lb, f"{tgb.ref} → target group {tg.name}", tg, origins, tgb, defaults))
         replaces = replaces or managed
     return out, replaces
+
+
+# ---- a binding whose target group the input lacks ------------------------------------------------
+# What decides each load-balancer field then: the target group's keys in `aws elbv2
+# describe-target-groups` output and its attributes, or the LB kind its protocol makes (ALB or
+# NLB: propagation delays and idle timeouts differ by kind).
+DESCRIBED = "aws elbv2 describe-target-groups"
+TG_JSON = f"`{DESCRIBED}` output"
+ATTR_JSON = "`aws elbv2 describe-target-group-attributes` output"
+KIND_OF = f"the LB kind, ALB or NLB: Protocol in {TG_JSON}"
+UNSTATED: dict[str, str] = {
+    "lb.protocol": f"Protocol in {TG_JSON}",
+    "lb.health_check.interval_s": f"HealthCheckIntervalSeconds in {TG_JSON}",
+    "lb.health_check.timeout_s": f"HealthCheckTimeoutSeconds in {TG_JSON}",
+    "lb.health_check.healthy_threshold": f"HealthyThresholdCount in {TG_JSON}",
+    "lb.health_check.unhealthy_threshold": f"UnhealthyThresholdCount in {TG_JSON}",
+    "lb.attach_to_arn": f"LoadBalancerArns in {TG_JSON}",
+    "lb.deregistration_delay_s": f"deregistration_delay.timeout_seconds in {ATTR_JSON}",
+    "lb.slow_start_s": f"slow_start.duration_seconds in {ATTR_JSON}",
+    "lb.idle_timeout_s": f"its load balancer's idle timeout, by {KIND_OF}",
+    "lb.deregistration_propagation_s": f"{KIND_OF}; or the deregistration propagation option",
+    "lb.registration_propagation_s": f"{KIND_OF}; or the registration propagation option",
+}
+
+
+def unstated_needs(field: str) -> str:
+    """What a skipped finding needs, for a field of a target group the input lacks."""
+    return f"{field} ({UNSTATED[field]})"
+
+
+def target_type_of(tgb: Resource, svc: Resource) -> str | None:
+    """A binding's target type: its `targetType`, else what the Service allows. The field is
+    optional ("automatically inferred" from the target group, LBC TargetGroupBinding spec);
+    instance targets reach pods through a node port, so a ClusterIP Service can only be
+    bound with IP targets (LBC issue #1695: instance mode needs at least a NodePort Service).
+    None: the input does not say."""
+    stated = dig(tgb.obj, "spec", "targetType")
+    if stated in ("ip", "instance"):
+        return str(stated)
+    kind = dig(svc.obj, "spec", "type") or "ClusterIP"  # the Service API's default type
+    return "ip" if kind == "ClusterIP" else None
+
+
+def unbound_lb(target_type: str, port: int, options: dict[str, Any]) -> LoadBalancer:
+    """The load balancer of a target group no input describes: every field the group decides
+    is unknown (`LoadBalancer.unknown`) and holds the least value its API range allows, over
+    every kind the group may be (ALB or NLB), so rules decide only where that bound does."""
+    lows = {k: min(v[k] for v in (kind.propagation for kind in KINDS.values()))
+            for k in ("deregistration_propagation_s", "registration_propagation_s")}
+    given = {k: options[k] for k in lows if options.get(k) is not None}
+    idle_low = min(r.lo for kind in KINDS.values() for r in kind.idle_timeout.values())
+    lb = LoadBalancer.model_validate({
+        "kind": "alb", "protocol": "HTTP", "target_type": target_type, "port": port,
+        "health_check": {"protocol": "HTTP", "path": "/", "interval_s": L.HC_INTERVAL.lo,
+                         "timeout_s": L.HC_TIMEOUT.lo, "healthy_threshold": L.HC_THRESHOLD.lo,
+                         "unhealthy_threshold": L.HC_THRESHOLD.lo},
+        "deregistration_delay_s": L.DEREGISTRATION_DELAY.lo, "idle_timeout_s": idle_low,
+        **lows, **given})
+    lb._unknown = frozenset(f for f in UNSTATED if f.removeprefix("lb.") not in given)
+    return lb
+
+
+def unbound_source(tgb: Resource, svc: Resource, workload: Resource, ctx: dict[str, Any],
+                   notes: list[str]) -> LbSource | None:
+    named = dig(tgb.obj, "spec", "targetGroupARN") or dig(tgb.obj, "spec", "targetGroupName")
+    target_type = target_type_of(tgb, svc)
+    port = target_port(svc, dig(tgb.obj, "spec", "serviceRef", "port"), workload)
+    if target_type is None or port is None:
+        why = ("no targetType and a NodePort/LoadBalancer Service: ip or instance is the target group's"
+               if target_type is None else "its serviceRef port resolves to no container port")
+        notes.append(f"{tgb.ref}: target group {named} not in the input, {why}: its load balancer is not "
+                     f"judged (add `{DESCRIBED}` output)")
+        return None
+    lb = unbound_lb(target_type, port, ctx["options"])
+    notes.append(f"{tgb.ref}: target group {named} not in the input: its health check, attributes and kind "
+                 f"are unknown; judged at the least values the API allows, skipped where those do not decide "
+                 f"(add `{DESCRIBED}` output)")
+    origins: dict[str, tuple[Resource, tuple[Any, ...] | None]] = {
+        f: (tgb, ("spec", "targetGroupARN" if dig(tgb.obj, "spec", "targetGroupARN") else "targetGroupName"))
+        for f in UNSTATED}
+    return LbSource(lb, f"{tgb.ref} → target group {named} (not in the input)", tgb, origins, tgb, [])

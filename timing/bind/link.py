@@ -147,7 +147,7 @@ def lb_sources(workload: Resource, idx: Index, ctx: dict[str, Any], notes: list[
         if not selects_pods(svc, labels):
             continue
         ctx["used_services"].add(id(svc))
-        bound, replaces = lbs.tgb_sources(svc, idx, ctx, notes)
+        bound, replaces = lbs.tgb_sources(svc, workload, idx, ctx, notes)
         found += bound
         if not replaces:
             found += lbs.alb_sources(svc, workload, idx, ctx, notes)
@@ -276,7 +276,7 @@ def failover_links(idx: Index, subjects: list[Subject], options: dict[str, Any],
         entry = None
         if record is not None:
             wanted = options.get("entry_service")
-            http = [s for s in subjects if s.service.lb is not None
+            http = [s for s in subjects if s.service.lb is not None and "lb.protocol" not in s.service.lb.unknown
                     and s.service.lb.protocol in KINDS[s.service.lb.kind].http_protocols]
             entry = (next((s for s in subjects if s.service.name == wanted), None) if wanted
                      else (http[0] if len(http) == 1 else None))
@@ -384,7 +384,7 @@ def unlinked(idx: Index, ctx: dict[str, Any], warnings: list[tuple[Resource, str
                          "(in-tree cloud provider): not modelled (with LBC ≥ 2.5 its webhook makes new ones "
                          "LBC NLBs: pass --assume-lbc-services)")
         elif id(svc) not in ctx["used_services"]:
-            notes.append(f"{svc.ref}: selects no Deployment or StatefulSet in the input")
+            notes.append(f"{svc.ref}: selects no workload the model judges ({', '.join(WORKLOADS)}) in the input")
     for pdb in idx.all("PodDisruptionBudget"):
         if id(pdb) not in ctx["used_pdbs"]:
             notes.append(f"{pdb.ref} ({pdb.where}) selects no workload's pods in the input: it protects nothing")

@@ -37,14 +37,13 @@ LISTENER_RULE = "ListenerRule"
 R53_CHECK = "Route53HealthCheck"
 R53_RECORD = "Route53Record"
 AWS_KINDS = (TARGET_GROUP, LISTENER, LISTENER_RULE, R53_CHECK, R53_RECORD)
-WORKLOADS = ("Deployment", "StatefulSet", "Rollout")  # the kinds the model judges (a Rollout: Argo's)
+WORKLOADS = ("Deployment", "StatefulSet", "Rollout", "DaemonSet")  # the kinds the model judges (a Rollout: Argo's)
 # Their Pulumi type tokens (an Argo Rollout is a custom resource of its API group).
 WORKLOAD_TYPES = {"Deployment": "kubernetes:apps/v1:Deployment", "StatefulSet": "kubernetes:apps/v1:StatefulSet",
-                  "Rollout": "kubernetes:argoproj.io/v1alpha1:Rollout"}
+                  "Rollout": "kubernetes:argoproj.io/v1alpha1:Rollout",
+                  "DaemonSet": "kubernetes:apps/v1:DaemonSet"}
 # Kinds that run pods the model does not hold: each is listed with its reason, never dropped silently.
 OTHER_WORKLOADS = {
-    "DaemonSet": "one pod per node: the pod count that the rollout, PDB and peer rules need is the node "
-                 "count, which no manifest states",
     "ReplicaSet": "a bare ReplicaSet never rolls (its Deployment or Rollout is what is judged)",
     "Pod": "a bare Pod is never replaced by a controller",
     "Job": "a Job runs to completion and is not load balanced",

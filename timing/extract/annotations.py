@@ -11,14 +11,19 @@ from lockstep.timing.conventions import ACCEPT_ANNOTATION, ANNOTATION, APP_ANNOT
 from lockstep.timing.extract.values import ExtractError, build, get
 from lockstep.timing.model import Accept, AppFacts
 
-def seconds_annotation(annotations: Mapping[str, Any] | None, name: str) -> int | None:
+def whole_annotation(annotations: Mapping[str, Any] | None, name: str, expected: str) -> int | None:
+    """A `lockstep.dev/<name>` annotation holding a whole number; None without it."""
     raw = get(annotations, ANNOTATION + name)
     if raw is None:
         return None
     text = str(raw).strip()
     if not text.isdigit():
-        raise ExtractError(f"{ANNOTATION}{name}: expected whole seconds, got {raw!r}")
+        raise ExtractError(f"{ANNOTATION}{name}: expected {expected}, got {raw!r}")
     return int(text)
+
+
+def seconds_annotation(annotations: Mapping[str, Any] | None, name: str) -> int | None:
+    return whole_annotation(annotations, name, "whole seconds")
 
 
 def app_facts(annotations: Mapping[str, Any] | None) -> AppFacts:

@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lockstep.timing import limits as L
-from lockstep.timing.conventions import DRAIN_ANNOTATION, FINISH_ANNOTATION
+from lockstep.timing.conventions import DRAIN_ANNOTATION, FINISH_ANNOTATION, NODES_ANNOTATION
 from lockstep.timing.extract.argo import argo_rollout_pace, argo_strategy
-from lockstep.timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation
+from lockstep.timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation, whole_annotation
 from lockstep.timing.extract.values import ExtractError, amount, build, get, items, num, port_at, put
 from lockstep.timing.model import Exec, Grpc, Hpa, HttpGet, LoadBalancer, Pdb, Probe, Probes, ReadinessGate, Rollout, Service, Shutdown, TcpSocket
+from lockstep.timing.workloads import WORKLOAD_KINDS
 
 SLEEP = re.compile(r"(?:^|[\s/;&|(])sleep\s+(\d+)([smh]?)(?![\w.])")
 
@@ -125,6 +126,9 @@ def rollout(obj: Mapping[str, Any]) -> Rollout:
     data: dict[str, Any] = {}
     if get(obj, "kind") == "Rollout":
         return argo_rollout_pace(spec)
+    kind = WORKLOAD_KINDS.get(str(get(obj, "kind")))
+    if kind is not None and kind.count_may_be_unknown:
+        return daemonset_rollout(spec)
     if get(spec, "strategy", "type") == "Recreate":
         data.update(max_surge=0, max_unavailable="100%")
     put(data, "max_surge", amount(spec, "strategy", "rollingUpdate", "maxSurge"))
@@ -132,6 +136,23 @@ def rollout(obj: Mapping[str, Any]) -> Rollout:
     put(data, "min_ready_s", num(spec, "minReadySeconds"))
     put(data, "progress_deadline_s", num(spec, "progressDeadlineSeconds"))
     return build(Rollout, data)
+
+
+def daemonset_rollout(spec: Mapping[str, Any] | None) -> Rollout:
+    """A DaemonSet's `updateStrategy` (RollingUpdate or OnDelete) and `minReadySeconds`; what
+    it leaves unstated takes the DaemonSet's own defaults, which the model fills in (a
+    DaemonSet has no progress deadline)."""
+    data: dict[str, Any] = {}
+    put(data, "update_strategy", get(spec, "updateStrategy", "type"))
+    put(data, "max_surge", amount(spec, "updateStrategy", "rollingUpdate", "maxSurge"))
+    put(data, "max_unavailable", amount(spec, "updateStrategy", "rollingUpdate", "maxUnavailable"))
+    put(data, "min_ready_s", num(spec, "minReadySeconds"))
+    return build(Rollout, data)
+
+
+def node_count(notes: Mapping[str, Any] | None) -> int | None:
+    """`lockstep.dev/nodes`: the nodes a DaemonSet runs on; None (unknown) without it."""
+    return whole_annotation(notes, NODES_ANNOTATION, "a whole number of nodes")
 
 
 def pdb(obj: Mapping[str, Any]) -> Pdb:
@@ -196,12 +217,14 @@ def replica_count(obj: Mapping[str, Any], owned_by_hpa: bool) -> int | None:
 def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb | None = None,
              hpa: Hpa | None = None, readiness_gate: ReadinessGate | None = None,
              annotations: Mapping[str, Any] | None = None, port_hint: int | None = None) -> Service:
-    """A Deployment/StatefulSet/Argo Rollout manifest → Service. The serving container is the
+    """A Deployment/StatefulSet/DaemonSet/Argo Rollout manifest → Service (a DaemonSet's pod
+    count is its `lockstep.dev/nodes` annotation, else unknown). The serving container is the
     one that declares the LB's target port (IP targets), else the first declaring a port
     (`serving_container`); its first declared port is the container port. A container that
     declares none serves the port its probes ask, else `port_hint` (the selecting Service's
     targetPort): containerPort is informational, the pod listens all the same."""
     notes = annotations_of(obj) if annotations is None else annotations
+    kind = WORKLOAD_KINDS.get(str(get(obj, "kind")))  # None: an Argo Rollout (rolls as a Deployment)
     pod_spec = get(obj, "spec", "template", "spec")
     target = lb.port if lb is not None and lb.target_type == "ip" else None
     container = serving_container(pod_spec, target)
@@ -209,7 +232,8 @@ def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb
         "name": get(obj, "metadata", "name"), "kind": get(obj, "kind"),
         "image": get(container, "image"),
         "container_port": serving_port(container, target, probe_port(container) or port_hint),
-        "replicas": replica_count(obj, hpa is not None),
+        "replicas": (node_count(notes) if kind is not None and kind.count_may_be_unknown
+                     else replica_count(obj, hpa is not None)),
         "labels": dict(get(obj, "spec", "template", "metadata", "labels") or {}), "name_label": False,
         "app": app_facts(notes), "probes": probes(container),
         "shutdown": pod_shutdown(pod_spec, seconds_annotation(notes, FINISH_ANNOTATION), target,

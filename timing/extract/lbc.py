@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lockstep.timing import limits as L
-from lockstep.timing.controllers import NLB_CLASSES
+from lockstep.timing.controllers import LBC_ATTACHED, NLB_CLASSES
 from lockstep.timing.extract.aws import HC_FIELDS, HTTP_PROTOCOLS, attribute_number, target_group
 from lockstep.timing.lbkinds import ALB, KINDS, NLB
 from lockstep.timing.extract.values import ExtractError, annotation_number, get, put
@@ -18,7 +18,7 @@ from lockstep.timing.model import LoadBalancer
 
 ALB_ANNOTATION = ALB.annotation_prefix
 NLB_ANNOTATION = NLB.annotation_prefix
-LBC_MANAGED = "attached by the AWS Load Balancer Controller"
+LBC_MANAGED = LBC_ATTACHED
 # model field → annotation (prefix stripped) that sets it, by kind (the first of the table's)
 LBC_ANNOTATIONS = {k.name: {f: keys[0] for f, keys in k.annotations.items()} for k in KINDS.values()}
 

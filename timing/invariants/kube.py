@@ -9,6 +9,7 @@ from lockstep.timing import derived as d
 from lockstep.timing.conventions import name_labels
 from lockstep.timing.findings import Term, Verdict, holds, judge
 from lockstep.timing.findings import unknown as unknown_verdict
+from lockstep.timing.workloads import WORKLOAD_KINDS
 
 if TYPE_CHECKING:
     from lockstep.timing.invariants import Ctx
@@ -63,9 +64,12 @@ def probe_timeout_within_period(svc: Service, ctx: Ctx) -> list[Verdict]:
 
 
 def rollout_keeps_capacity(svc: Service, ctx: Ctx) -> list[Verdict]:
+    if not d.rolls(svc):
+        return []  # OnDelete: no rollout takes pods down; only a pod someone deletes is replaced
+    kind = WORKLOAD_KINDS[svc.kind]
     n = d.replicas(svc)
     src = d.replica_field(svc)
-    if svc.kind == "Deployment" and svc.rollout.max_surge in (0, "0%") and svc.rollout.max_unavailable in (0, "0%"):
+    if kind.zero_pace_rejected and svc.rollout.max_surge in (0, "0%") and svc.rollout.max_unavailable in (0, "0%"):
         # Kubernetes API validation: maxSurge and maxUnavailable may not both be zero.
         return [holds(svc.name, False,
                       Term("max_surge", str(svc.rollout.max_surge), "rollout.max_surge",
@@ -74,18 +78,22 @@ def rollout_keeps_capacity(svc: Service, ctx: Ctx) -> list[Verdict]:
                       "set rollout.max_surge ≥ 1 (the API rejects max_surge and max_unavailable both 0)",
                       case="error")]
     down = d.unavailable_pods(svc)
-    if svc.kind == "StatefulSet":
+    unknown = d.count_unknown(svc)
+    if unknown:
+        how = src  # the count is unknown: the capacity is shown by the field that decides it
+    elif kind.in_place:
         how = f"{src} {n} - 1 replaced in place"
     elif d.fencepost(svc):
         how = (f"{src} {n} - rollout.max_surge {svc.rollout.max_surge} and rollout.max_unavailable "
                f"{svc.rollout.max_unavailable} both round to 0 pods: the controller takes 1 down")
     else:
         how = f"{src} {n} - rollout.max_unavailable {svc.rollout.max_unavailable} → {down} pods"
-    fields = (src,) if svc.kind == "StatefulSet" else (src, "rollout.max_unavailable", "rollout.max_surge")
-    floor = judge(svc.name, Term("capacity during rollout", n - down, how, (), " pods", fields), ">=",
+    fields = (src,) if kind.in_place else (src, "rollout.max_unavailable", "rollout.max_surge")
+    floor = judge(svc.name, Term("capacity during rollout", 0 if unknown else n - down, how, unknown, " pods",
+                                   fields), ">=",
                   Term("minimum", 1, "", (), " pod"),
                   "add replicas or set rollout.max_unavailable: 0 with max_surge ≥ 1", case="error")
-    if floor.outcome != "ok" or svc.kind == "StatefulSet":
+    if floor.outcome != "ok" or kind.in_place:
         return [floor]
     return [judge(svc.name, Term("unavailable during rollout", down, how if d.fencepost(svc) else
                                  f"rollout.max_unavailable {svc.rollout.max_unavailable}", (), " pods", fields),
@@ -100,7 +108,8 @@ def readiness_gate_can_pass(svc: Service, ctx: Ctx) -> list[Verdict]:
     problems = []
     if lb is None or lb.target_type != "ip":
         problems.append("IP targets")
-    if lb is None or lb.attach_to_arn is None:
+    attach_unknown = lb is not None and "lb.attach_to_arn" in lb.unknown  # a target group the input lacks
+    if lb is None or (lb.attach_to_arn is None and not attach_unknown):
         problems.append("a target group attached to a load balancer")
     # A gate the pod template declares is in every pod, however it was created: the controller
     # sets the condition of any pod that carries it (LBC `updateTargetHealthPodConditionForPod`
@@ -115,8 +124,9 @@ def readiness_gate_can_pass(svc: Service, ctx: Ctx) -> list[Verdict]:
     left = Term("readiness gate", "declared in the pod template" if gate.declared else "injected by the webhook",
                 "readiness_gate", fields=("readiness_gate",))
     right = Term("missing", ", ".join(problems) or "nothing", "")
-    if order_unknown and not problems:
-        return [unknown_verdict(svc.name, left, "in", right, "", ("readiness_gate.injected_after_binding",))]
+    if (order_unknown or attach_unknown) and not problems:
+        needs = ("readiness_gate.injected_after_binding",) * order_unknown + ("lb.attach_to_arn",) * attach_unknown
+        return [unknown_verdict(svc.name, left, "in", right, "", needs)]
     return [holds(svc.name, not problems, left, "in", right, "provide " + "; ".join(problems) if problems else "")]
 
 
@@ -124,7 +134,7 @@ def rollout_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
     """A readiness gate that can pass holds new pods back until the LB admits them; without
     one (or with one that cannot pass) minReadySeconds must cover the admission."""
     lb = svc.lb
-    if lb is None or lb.target_type != "ip":
+    if lb is None or lb.target_type != "ip" or not d.rolls(svc):
         return []
     gate = readiness_gate_can_pass(svc, ctx)  # pragma: no mutate (the gate rule reads no ctx)
     if gate and gate[0].outcome == "ok":
@@ -142,7 +152,7 @@ def rollout_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
 
 
 def progress_deadline_covers_pod_ready(svc: Service, ctx: Ctx) -> list[Verdict]:
-    if svc.kind != "Deployment":
+    if not WORKLOAD_KINDS[svc.kind].progress_deadline:
         return []
     deadline = d.field("progress_deadline", svc.rollout.progress_deadline_s, "rollout.progress_deadline_s")
     found = [judge(svc.name, deadline, ">",
@@ -171,10 +181,11 @@ def pdb_needs_replicas(svc: Service, ctx: Ctx) -> list[Verdict]:
     pdb = svc.pdb
     if pdb is None or pdb.min_available is None:
         return []
-    if _pdb_keep(svc) < 1:
+    # A PDB keeping no pod asks nothing of the count; with the count unknown, any other does.
+    keeps = _pdb_keep(svc) >= 1 or (bool(d.count_unknown(svc)) and pdb.min_available not in (0, "0%"))
+    if not keeps:
         return []
-    src = d.replica_field(svc)
-    return [judge(svc.name, Term("replicas", d.replicas(svc), src, (), "", (src,)),
+    return [judge(svc.name, d.replica_term(svc),
                   ">=", Term("replicas", 2, f"pdb.min_available {pdb.min_available} ≥ 1", (), "",
                              ("pdb.min_available",)),
                   "run ≥2 replicas or drop the PDB")]
@@ -186,8 +197,14 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Verdict]:
     allowed = _pdb_allowed(svc)
     setting = (f"pdb.min_available {svc.pdb.min_available}" if svc.pdb.min_available is not None
                else f"pdb.max_unavailable {svc.pdb.max_unavailable}")
+    # A plain number of pods the PDB may take does not depend on the count; anything else does.
+    by_count = svc.pdb.min_available is not None or isinstance(svc.pdb.max_unavailable, str)
+    unknown = d.count_unknown(svc) if by_count else ()
+    count = d.replica_term(svc)
+    of = f"{setting} of {count.render()}" if count.unknown else f"{setting} of {d.replicas(svc)} replicas"
     return [judge(svc.name,
-                  Term("allowed disruptions", allowed, f"{setting} of {d.replicas(svc)} replicas", (), "",
+                  # with the count unknown, no fewer than 0 (the bound that holds for any count)
+                  Term("allowed disruptions", max(allowed, 0) if unknown else allowed, of, unknown, "",
                        (setting.split()[0], d.replica_field(svc))),
                   ">=", Term("minimum", 1, "", (), ""),
                   "lower pdb.min_available below replicas (or accept it for a singleton)")]

@@ -6,6 +6,7 @@ group, so the policy pack can run them on one resource.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
@@ -66,11 +67,15 @@ def keepalive_outlasts_lb_idle(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
     if lb is None or lb.protocol not in KINDS[lb.kind].http_protocols:
         return []
-    return [judge(svc.name,
+    found = judge(svc.name,
                   d.field("keepalive", svc.app.keepalive_s, "app.keepalive_s"), ">",
-                  d.field("idle_timeout", lb.idle_timeout_s, "lb.idle_timeout_s"),
+                  d.lb_field(lb, "lb.idle_timeout_s", lb.idle_timeout_s, "idle_timeout"),
                   f"raise the app's keep-alive timeout to ≥{lb.idle_timeout_s + 1}s "
-                  "or lower the LB idle timeout")]
+                  "or lower the LB idle timeout")
+    if "lb.protocol" in lb.unknown and found.outcome == "broken":
+        # the rule holds for HTTP(S) groups only: an unknown protocol leaves it undecided
+        return [replace(found, outcome="skipped", needs=("lb.protocol",))]
+    return [found]
 
 
 def drain_covers_lb_detection(svc: Service, ctx: Ctx) -> list[Verdict]:
@@ -103,7 +108,7 @@ def deregistration_covers_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
     need = d.total("lb_detect + max_request", d.lb_detect(lb),
                    d.source_field("app.max_request_s", svc.app.max_request_s))
     return [judge(svc.name,
-                  d.field("deregistration_delay", lb.deregistration_delay_s, "lb.deregistration_delay_s"),
+                  d.lb_field(lb, "lb.deregistration_delay_s", lb.deregistration_delay_s, "deregistration_delay"),
                   ">=", need, f"raise the deregistration delay to ≥{need.value}s")]
 
 
@@ -111,9 +116,7 @@ def health_check_drain_needs_peers(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
     if lb is None or set(lb.removal) != {"health_check"}:
         return []
-    n = d.replicas(svc)
-    source = d.replica_field(svc)
-    return [judge(svc.name, Term("targets", n, source, (), "", (source,)),
+    return [judge(svc.name, d.replica_term(svc, "targets"),
                   ">=", Term("targets", 2, "", (), ""), "run ≥2 targets: an LB fails open when every target is unhealthy")]
 
 

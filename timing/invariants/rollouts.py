@@ -36,7 +36,7 @@ def switch_time(svc: Service) -> Term:
     ends = d.source_field("lb.endpoint_propagation_s", lb.endpoint_propagation_s)
     if lb.target_type != "ip":
         return Term(SWITCH, ends.value, "lb.endpoint_propagation_s", fields=ends.fields)
-    return d.total(SWITCH, ends, d.source_field("lb.deregistration_propagation_s", lb.deregistration_propagation_s))
+    return d.total(SWITCH, ends, d.lb_field(lb, "lb.deregistration_propagation_s", lb.deregistration_propagation_s))
 
 
 def rollout_scale_down_outlasts_switch(svc: Service, ctx: Ctx) -> list[Verdict]:

@@ -15,21 +15,24 @@ from lockstep.timing.sim.state import Pod
 TAIL = 15.0  # simulated seconds after the last old pod is gone
 
 
-class DeploymentRollout:
-    def __init__(self, w: World, old: list[Pod]) -> None:
+class ProgressDeadline:
+    """progressDeadlineSeconds: a rollout that makes no progress for that long, before it has
+    settled, is reported failed (once). A subclass says when it has settled."""
+
+    def __init__(self, w: World) -> None:
         self.w, self.s = w, w.spec
-        self.old, self.new = list(old), []
-        self.seen: set[int] = set()
-        self.done_at: float | None = None
         self.last_progress = w.t
         self.failed = False
         self._arm()
+
+    def _settled(self) -> bool:
+        raise NotImplementedError
 
     def _arm(self) -> None:
         self.w.at(self.last_progress + self.s.progress_deadline, self._deadline, self.last_progress)
 
     def _deadline(self, mark: float) -> None:
-        if self.done_at is None and mark == self.last_progress and not self.failed:
+        if not self._settled() and mark == self.last_progress and not self.failed:
             self.failed = True
             self.w.c.deploy_failed += 1
             self.w.note("rollout: progress deadline exceeded (reported failed)")
@@ -37,6 +40,17 @@ class DeploymentRollout:
     def _progress(self) -> None:
         self.last_progress = self.w.t
         self._arm()
+
+
+class DeploymentRollout(ProgressDeadline):
+    def __init__(self, w: World, old: list[Pod]) -> None:
+        self.old, self.new = list(old), []
+        self.seen: set[int] = set()
+        self.done_at: float | None = None
+        super().__init__(w)
+
+    def _settled(self) -> bool:
+        return self.done_at is not None
 
     def reconcile(self) -> None:
         w, s, t = self.w, self.s, self.w.t
@@ -143,5 +157,5 @@ class StatefulSetRollout:
 def stalled(w: World, ctl: DeploymentRollout | StatefulSetRollout) -> bool:
     """A rollout that can never finish: new pods crash-loop or wait on a gate that never
     passes (a slow one is not stalled)."""
-    new = ctl.new if isinstance(ctl, DeploymentRollout) else ctl.new[-1:]
+    new = ctl.new[-1:] if isinstance(ctl, StatefulSetRollout) else ctl.new
     return w.spec.gate == "never" or any(p.restarts > 0 for p in new)

@@ -11,10 +11,12 @@ RESTART_BACKOFF = (0.0, 10.0, 20.0, 40.0, 80.0, 160.0, 300.0)  # kubelet CrashLo
 class Lifecycle:
     """Mixed into `World`: what happens to one pod, and to its LB target."""
 
-    def add_pod(self, name: str, steady: bool = False, delay: float = 0.0) -> Pod:
-        """A new pod (containers start after `delay`); `steady`: one that has long been serving."""
+    def add_pod(self, name: str, steady: bool = False, delay: float = 0.0, selected: bool = True) -> Pod:
+        """A new pod (containers start after `delay`); `steady`: one that has long been serving;
+        not `selected`: the Service traffic follows does not select it (yet)."""
         s, t = self.spec, self.t
         pod = Pod(name, t)
+        pod.selected = selected
         self.pods.append(pod)
         if steady:
             pod.start, pod.listen_at = -1e6, -1e6
@@ -27,9 +29,11 @@ class Lifecycle:
                 self.targets.append(g)
                 self.at(t + self.rng.uniform(0, s.lb.interval), self._hc, g)
         else:
-            pod.gate_ok = s.gate == "none"
+            # The controller's webhook injects the gate at pod creation, into pods a bound
+            # Service selects: a pod created outside it carries no gate.
+            pod.gate_ok = s.gate == "none" or not selected
             self._container_start(pod, t + delay)
-            if self.mode == "pods" and (s.gate != "none" or "deregistration" not in s.lb.removal):
+            if self.mode == "pods" and selected and (s.gate != "none" or "deregistration" not in s.lb.removal):
                 self._register(pod)
         for kind in ("startup", "readiness", "liveness"):
             probe = getattr(s, kind)
@@ -73,7 +77,7 @@ class Lifecycle:
         if pod.rd_pass == value:
             return
         pod.rd_pass = value
-        if value and self.mode == "pods" and not pod.registered and pod.term_at is None:
+        if value and self.mode == "pods" and not pod.registered and pod.term_at is None and pod.selected:
             self._register(pod)
         self._update_ready(pod)
 
@@ -96,8 +100,8 @@ class Lifecycle:
 
     def _proxy_sync(self, pod: Pod) -> None:
         # kube-proxy on every node has caught up with the pod's endpoint state.
-        if pod.in_proxy != pod.ready:
-            pod.in_proxy = pod.ready
+        if pod.in_proxy != (pod.ready and pod.selected):
+            pod.in_proxy = pod.ready and pod.selected
             self.dirty = True
 
     def available(self, pod: Pod, t: float) -> bool:
@@ -135,7 +139,7 @@ class Lifecycle:
                         self.at(t + lb.deregistration_delay, self._dereg_done, pod)
                 elif path == "endpoints":
                     g.no_new_after = min(g.no_new_after, t + lb.endpoint_propagation)
-            self.at(g.no_new_after, self._lb_removed, g)
+            self.at(max(t, g.no_new_after), self._lb_removed, g)  # an Argo switch may have set it earlier
         pod.kill_at = t + grace
         if s.drain < grace:
             self.at(t + s.drain, self._stop_accepting, pod)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from lockstep.timing.sim.argo import SwitchRollout
 from lockstep.timing.sim.controllers import TAIL, DeploymentRollout, StatefulSetRollout, stalled
 from lockstep.timing.sim.engine import INF, Counts, Pod, World
 from lockstep.timing.sim.spec import ServiceSpec
@@ -74,10 +75,12 @@ def rollout(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
     w.rate = rate
     w.capacity_from = t0
     w.note("rollout: starts")
-    ctl = (DeploymentRollout if spec.kind == "Deployment" else StatefulSetRollout)(w, pods)
+    ctl = (SwitchRollout if spec.scale_down_delay is not None
+           else DeploymentRollout if spec.kind == "Deployment" else StatefulSetRollout)(w, pods)
     w.on_change = ctl.reconcile
     ctl.reconcile()
-    horizon = t0 + min(spec.replicas * _bound(spec) + 2 * spec.progress_deadline, MAX_ROLLOUT)
+    horizon = t0 + min(spec.replicas * _bound(spec) + 2 * spec.progress_deadline + (spec.scale_down_delay or 0),
+                       MAX_ROLLOUT)
     w.run(horizon)
     out = Outcome(spec.name, "rollout", w.c, timeline=w.timeline)
     if ctl.done_at is None and not w.halted:

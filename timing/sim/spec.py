@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from lockstep.timing import limits as L
 from lockstep.timing.heartbeat_config import unseen_field
+from lockstep.timing.inputs import ConfigError
 from lockstep.timing.model import Probe, Service, Stack
+from lockstep.timing.workloads import WORKLOAD_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,10 @@ class ServiceSpec:
     schedule: int
     watchdog: WatchdogSpec | None
     heartbeat: tuple[HeartbeatSpec, ...]
+    # An Argo Rollout that switches a Service (blue-green, canary with ALB traffic routing):
+    # the old ReplicaSet is scaled down this long after the switch. None: no switch (a
+    # Deployment, a StatefulSet, or a basic canary, which rolls as a Deployment does).
+    scale_down_delay: int | None = None
 
 
 def keepalive_can_race(spec: ServiceSpec) -> bool:
@@ -197,12 +203,20 @@ def _node_budget(svc: Service, stack: Stack) -> int | None:
     return min(grants) if grants else None
 
 
+def _scale_down_delay(svc: Service) -> int | None:
+    argo = svc.argo
+    if argo is None or (argo.strategy == "canary" and argo.traffic_routing is None):
+        return None
+    return argo.scale_down_delay_s
+
+
 def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
     real = svc.hpa.min_replicas if svc.hpa is not None else svc.replicas
-    assert real is not None
+    assert real is not None  # stack_specs refuses an unknown count first
+    kind = WORKLOAD_KINDS[svc.kind]
     n, surge, unavailable, keep = _scaled(
         real, resolve(svc.rollout.max_surge, real, round_up=True),
-        resolve(svc.rollout.max_unavailable, real, round_up=False), _pdb_keep(svc, real))
+        resolve(svc.rollout.max_unavailable, real, round_up=kind.unavailable_round_up), _pdb_keep(svc, real))
     wd = stack.watchdog
     watchdog = (WatchdogSpec(wd.period_s, wd.failures_before_action)
                 if wd is not None and svc.name in wd.watches else None)
@@ -212,7 +226,9 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
                   for s in stack.heartbeat_specs if hb is not None and s.service == svc.name)
     sd = svc.shutdown
     return ServiceSpec(
-        name=svc.name, kind=svc.kind, replicas=n,
+        # A DaemonSet's pods roll as a Deployment's do (surge, or a replacement started while the
+        # old pod terminates), one per node: the controllers here are Deployment and StatefulSet.
+        name=svc.name, kind="StatefulSet" if kind.in_place else "Deployment", replicas=n,
         warmup=svc.app.warmup_s or 0, max_request=svc.app.max_request_s,
         keepalive=svc.app.keepalive_s, catch_up=svc.app.catch_up_s or 0,
         max_recovery=svc.app.max_recovery_s, lb=_lb(svc),
@@ -224,8 +240,13 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
         min_ready=svc.rollout.min_ready_s, progress_deadline=svc.rollout.progress_deadline_s,
         pdb_keep=keep, gate=_gate(svc), gate_poll=L.CONTROLLER_GATE_POLL_S,
         schedule=svc.schedule_s, watchdog=watchdog, heartbeat=beats,
+        scale_down_delay=_scale_down_delay(svc),
     )
 
 
 def stack_specs(stack: Stack) -> list[ServiceSpec]:
+    unknown = [f"lockstep:services.{i}.replicas: the simulation needs the pod count (a {svc.kind}'s: the nodes "
+               "it runs on)" for i, svc in enumerate(stack.services) if svc.hpa is None and svc.replicas is None]
+    if unknown:
+        raise ConfigError(unknown)
     return [service_spec(stack, svc) for svc in stack.services]

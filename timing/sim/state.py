@@ -40,7 +40,7 @@ class Pod:
     __slots__ = ("name", "created", "start", "listen_at", "started", "rd_pass", "gate_ok", "ready",
                  "ready_since", "term_at", "stop_at", "kill_at", "gone", "gone_at", "crashed",
                  "net_down", "inflight", "target", "restarts", "rd_ok", "rd_fail", "st_fail",
-                 "lv_fail", "in_proxy", "registered")
+                 "lv_fail", "in_proxy", "registered", "selected", "idle", "busy")
 
     def __init__(self, name: str, t: float) -> None:
         self.name = name
@@ -65,6 +65,13 @@ class Pod:
         self.rd_ok = self.rd_fail = self.st_fail = self.lv_fail = 0
         self.in_proxy = False
         self.registered = False
+        # The Service the traffic follows selects this pod (an Argo Rollout's new ReplicaSet is
+        # selected only once the active/stable Service has switched to it).
+        self.selected = True
+        # Connections to the pod itself, through kube-proxy (instance targets: the LB's
+        # connection ends at the pod the node forwarded it to), as a `Target` keeps them.
+        self.idle: list[float] = []
+        self.busy: list[float] = []
 
     def listening(self, t: float) -> bool:
         return (not self.gone and not self.crashed and not self.net_down and t >= self.listen_at
