@@ -77,7 +77,7 @@ def test_text_folds_a_workloads_skipped_rules_into_one_line_naming_the_annotatio
     for f in skipped:
         assert f["id"] in line and all(n in line for n in f["needs"]), (f["id"], f["needs"])
     assert not any(f"SKIPPED {f['id']}" in run.out for f in skipped)
-    assert lines[-1].endswith(f"{len(skipped)} skipped, 0 accepted, 6 ok")  # eviction-leaves-a-target among them
+    assert lines[-1].endswith(f"{len(skipped)} skipped, 0 accepted, 7 ok")  # readiness-probe-behind-lb, eviction-leaves-a-target among them
 
 
 def test_text_with_all_prints_every_skipped_and_passing_finding_in_full(run_audit):

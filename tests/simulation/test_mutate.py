@@ -37,7 +37,10 @@ def test_every_integer_of_the_stack_is_found_and_no_boolean():
     found = dict(numbers(DATA))
     assert found[DRAIN] == 20
     assert all(isinstance(v, int) and not isinstance(v, bool) for v in found.values())
-    assert len(found) == 219  # odds-stream (the blue-green Rollout) adds 41; the heartbeat service states resync_period_s, confirm_timeout_s, ack_timeout_s (defaults)
+    # odds-stream (the blue-green Rollout) adds 41; the heartbeat service states resync_period_s,
+    # confirm_timeout_s, ack_timeout_s (defaults); each NLB/ALB its unhealthy draining interval
+    # (default 0, 3 LBs), the node sources five numbers
+    assert len(found) == 227
 
 
 def test_changing_one_number_leaves_the_original_untouched():

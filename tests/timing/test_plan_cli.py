@@ -24,7 +24,7 @@ def test_plan_prints_every_timeline_and_exits_zero_on_the_example(capsys):
     assert "api: drain 20s, stop 50s, grace 60s" in out
     assert "api: drain handshake" in out
     assert "failover (dns): region loss to clients served" in out
-    assert out.rstrip().endswith("0 error, 0 warning, 0 skipped, 0 accepted, 88 ok")
+    assert out.rstrip().endswith("0 error, 0 warning, 0 skipped, 0 accepted, 100 ok")
 
 
 def test_plan_mermaid_is_a_fenced_gantt_chart(capsys):

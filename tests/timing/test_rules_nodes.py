@@ -84,7 +84,8 @@ def test_a_pod_grace_longer_than_the_node_budget_is_a_warning(grace, budget) -> 
 def test_an_unknown_spot_reaction_is_skipped_naming_the_field() -> None:
     stack = build({"nodes.spot_reaction_s": None})
     found = findings_of(stack, "node-budget-covers-drain")
-    assert {f.status for f in found} == {"skipped"} and len(found) == 6
+    # the error and the warning side of every service's budget are both undecided
+    assert {f.status for f in found} == {"skipped"} and len(found) == 2 * len(stack.services)
     assert all(f.needs == ("nodes.spot_reaction_s",) for f in found)
 
 
