@@ -73,21 +73,31 @@ K8S_DEFAULTS: Final = {
 }
 
 # ---- Node disruptions (issue 13) -------------------------------------------------------
-# Cluster Autoscaler `--max-graceful-termination-sec`: the longest it waits for a pod to stop
-# when it scales a node down, 600 s unless set (cluster-autoscaler FAQ and flag list; the
-# managed AKS/ARO profiles document the same default).
+# Each value checked against the upstream source; where a controller's code and its docs could
+# differ, the code was read and wins.
+#
+# Cluster Autoscaler `--max-graceful-termination-sec`: 600 s unless set. The flag's default in
+# cluster-autoscaler's config/flags/flags.go is 10*60 (releases before 1.0 had 60); the FAQ and
+# the AKS/ARO autoscaler profiles document the same 600. Its scale-down evicts each pod with the
+# smaller of the pod's terminationGracePeriodSeconds and this flag (the scale-down's evictPod),
+# so a longer pod grace is cut to it.
 CA_MAX_GRACEFUL_TERMINATION_DEFAULT: Final = 600
-# EC2 sends a Spot interruption notice two minutes before it stops or terminates the instance
-# (EC2 user guide, "Spot Instance interruption notices").
+# EC2 issues a Spot interruption notice two minutes before it stops or terminates the instance,
+# best effort (EC2 user guide, "Spot Instance interruption notices"; with hibernation there is no
+# two-minute warning, which lockstep does not model).
 SPOT_NOTICE_S: Final = 120
-# aws-node-termination-handler `--node-termination-grace-period`: how long before the event it
-# starts draining the node, 120 s by default (NTH v1.1.0 release notes, chart values).
+# aws-node-termination-handler `--node-termination-grace-period`: 120 s unless set (pkg/config
+# config.go, nodeTerminationGracePeriodDefault). The code uses it twice: as the drain's timeout,
+# and to schedule the drain at the event's start time minus this period (the interruption event
+# store's TimeUntilDrain). In IMDS mode a spot event's start time is the interruption itself, so a
+# value below the notice delays the drain and leaves pods only this many seconds; in queue mode
+# the start time is when EventBridge sent the notice and the drain begins at once.
 NTH_NODE_TERMINATION_GRACE_DEFAULT: Final = 120
 # EC2 Auto Scaling lifecycle hook `HeartbeatTimeout`: 30–7200 s, 3600 s when not given
-# (Auto Scaling API, PutLifecycleHook).
+# (Auto Scaling API reference, PutLifecycleHook).
 ASG_HOOK_TIMEOUT: Final = Range(30, 7200)
 ASG_HOOK_TIMEOUT_DEFAULT: Final = 3600
-# NLB target group attribute `target_health_state.unhealthy.draining_interval_seconds`:
-# 0–360000, 0 by default; only used with unhealthy connection termination off (ELBv2 target
-# group attributes).
+# NLB target group attribute `target_health_state.unhealthy.draining_interval_seconds`: 0–360000,
+# 0 by default, settable only with `target_health_state.unhealthy.connection_termination.enabled`
+# false (ELBv2 API reference, ModifyTargetGroupAttributes / TargetGroupAttribute).
 NLB_UNHEALTHY_DRAINING: Final = Range(0, 360000)

@@ -113,9 +113,11 @@ class LoadBalancer(Strict):
     external_traffic_policy: Literal["Cluster", "Local"] = Field(
         default="Cluster", description="the Service's externalTrafficPolicy (instance targets: Local makes the "
         "LB health-check the node's healthCheckNodePort)")
-    # NLB target group attributes; the defaults are the ELBv2 API's (target group attributes):
-    # connections to an unhealthy target are reset (true), with no draining interval (0), and a
-    # deregistered target's connections are left open after the delay (false).
+    # NLB target group attributes; the defaults are the ELBv2 API's (API reference, target group
+    # attributes): connections to an unhealthy target are reset (true), with no draining interval
+    # (0, settable only with termination off), and a deregistered target's connections are left
+    # open after the delay (false). Those are the TCP/TLS defaults, the protocols lockstep
+    # models; UDP and TCP_UDP groups differ (deregistration termination defaults to true there).
     unhealthy_connection_termination: bool = Field(
         default=True, description="NLB: target_health_state.unhealthy.connection_termination.enabled")
     unhealthy_draining_interval_s: _int(L.NLB_UNHEALTHY_DRAINING) = Field(
@@ -543,17 +545,26 @@ class Failover(FailoverTiming):
 class ClusterAutoscaler(Strict):
     max_graceful_termination_s: Seconds = Field(
         default=L.CA_MAX_GRACEFUL_TERMINATION_DEFAULT,
-        description="--max-graceful-termination-sec: the longest a scale-down waits for a pod to stop")
+        description="--max-graceful-termination-sec: the longest a scale-down waits for a pod to stop (a "
+        "longer pod grace is cut to it)")
 
 
 class KarpenterNodePool(Strict):
+    # Defaults from Karpenter's v1 NodePool API (kubernetes-sigs/karpenter, pkg/apis/v1
+    # nodepool.go): terminationGracePeriod has none ("If left undefined, the controller will wait
+    # indefinitely for pods to be drained"); disruption defaults to consolidateAfter 0s,
+    # consolidationPolicy WhenEmptyOrUnderutilized and one budget of nodes 10%. Without a
+    # karpenter.sh/capacity-type requirement the AWS provider launches on-demand (its cloud
+    # provider tests: "should default to on-demand"); spot only when the requirement allows it.
     name: Name
     termination_grace_period_s: Seconds | None = Field(
         default=None, description="spec.template.spec.terminationGracePeriod; null: unset, Karpenter then "
-        "waits for every pod (no node budget)")
+        "waits for every pod however long (no node budget); set, it bypasses PDBs when it runs out and "
+        "deletes a pod early enough for its own grace to end by then")
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = Field(
         default="WhenEmptyOrUnderutilized", description="spec.disruption.consolidationPolicy")
-    consolidate_after_s: Seconds = Field(default=0, description="spec.disruption.consolidateAfter")
+    consolidate_after_s: Seconds = Field(default=0, description="spec.disruption.consolidateAfter (0s when "
+                                         "the disruption block is left out)")
     budget_nodes: IntOrPercent = Field(
         default="10%", description="spec.disruption.budgets[].nodes, the most restrictive one (Karpenter's "
         "default budget is 10%)")
@@ -562,17 +573,22 @@ class KarpenterNodePool(Strict):
         description="values of the karpenter.sh/capacity-type requirement (on-demand when not required)")
     interruption_queue: bool = Field(
         default=False, description="Karpenter's settings.interruptionQueue is set: it drains a spot node when "
-        "the interruption notice arrives")
+        "the interruption notice arrives (without it Karpenter does not act on the notice)")
 
 
 class TerminationHandler(Strict):
-    """aws-node-termination-handler: drains a node on a spot notice or an ASG lifecycle hook."""
+    """aws-node-termination-handler: drains a node on a spot notice or an ASG lifecycle hook.
+    Defaults from its pkg/config/config.go (pod grace -1, node grace 120 s); IMDS mode (a
+    DaemonSet polling instance metadata) unless the queue processor is enabled."""
 
     mode: Literal["imds", "queue"] = "imds"
     pod_termination_grace_period_s: Seconds | None = Field(
-        default=None, description="--pod-termination-grace-period; null: -1, the pod's own grace period")
+        default=None, description="--pod-termination-grace-period; null: -1, the pod's own grace period; "
+        "set, it replaces every drained pod's grace (kubectl drain --grace-period)")
     node_termination_grace_period_s: Seconds = Field(
-        default=L.NTH_NODE_TERMINATION_GRACE_DEFAULT, description="--node-termination-grace-period")
+        default=L.NTH_NODE_TERMINATION_GRACE_DEFAULT, description="--node-termination-grace-period: the drain's "
+        "timeout, and how long before the event the drain starts (IMDS mode: below the 120 s spot notice it "
+        "leaves pods only this long)")
 
 
 class AsgLifecycleHook(Strict):
@@ -582,6 +598,10 @@ class AsgLifecycleHook(Strict):
 
 
 class KubeletShutdown(Strict):
+    # KubeletConfiguration: both periods default to 0, which turns graceful node shutdown off
+    # (Kubernetes docs, "Node Shutdowns"; the kubelet's nodeshutdown migrateConfig builds no
+    # groups for 0). The kubelet raises logind's InhibitDelayMaxSec to shutdownGracePeriod itself
+    # and does not start its shutdown manager when it cannot, which lockstep does not model.
     shutdown_grace_period_s: Seconds = Field(
         default=0, description="KubeletConfiguration shutdownGracePeriod; 0: no graceful node shutdown")
     shutdown_grace_period_critical_pods_s: Seconds = Field(
@@ -589,7 +609,9 @@ class KubeletShutdown(Strict):
 
     @model_validator(mode="after")
     def _critical_within(self) -> KubeletShutdown:
-        # The kubelet refuses a critical-pod share larger than the whole shutdown period.
+        # The kubelet refuses a critical-pod share larger than the whole shutdown period (its
+        # config validation: "shutdownGracePeriodCriticalPods ... must be <= shutdownGracePeriod",
+        # checked while the GracefulNodeShutdown gate is on, the default since 1.21).
         if self.shutdown_grace_period_critical_pods_s > self.shutdown_grace_period_s:
             raise ValueError("shutdown_grace_period_critical_pods_s must be <= shutdown_grace_period_s")
         return self

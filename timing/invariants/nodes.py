@@ -45,9 +45,10 @@ def _spent(what: Term, lead: Term | None) -> Term:
 
 def node_budget_covers_drain(scene: Scene, ctx: Ctx) -> list[Verdict]:
     """Every drained node removal the stack declares grants a pod at least drain + finish +
-    margin (error), and no less than the pod's own grace period (warning: the node goes first).
-    A service stating its own `shutdown.node_termination_budget_s` is judged by
-    drain-fits-grace on that number instead."""
+    margin (error), and no less than the pod's own grace period (warning: the node goes first;
+    Cluster Autoscaler and Karpenter's terminationGracePeriod cut a longer grace to their
+    budget, see `timing.limits` and `timing.nodes`). A service stating its own
+    `shutdown.node_termination_budget_s` is judged by drain-fits-grace on that number instead."""
     nodes = scene.nodes
     if nodes is None:
         return []
@@ -98,9 +99,10 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
 
 
 def eviction_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
-    """An eviction through a PDB counts pods whose Ready condition is true; for IP targets only
-    the LB controller's readiness gate keeps a replacement unready until its target is healthy
-    (minReadySeconds does not hold an eviction back: aws-load-balancer-controller #1124)."""
+    """An eviction through a PDB counts pods whose Ready condition is true (the disruption
+    controller's countHealthyPods uses IsPodReady, not the available check that minReadySeconds
+    feeds); for IP targets only the LB controller's readiness gate keeps a replacement unready
+    until its target is healthy (aws-load-balancer-controller #1124)."""
     lb = svc.lb
     if lb is None or lb.target_type != "ip" or svc.pdb is None:
         return []
@@ -132,9 +134,10 @@ def eviction_leaves_a_target(svc: Service, ctx: Ctx) -> list[Verdict]:
 
 def etp_local_drain_covers_node_check(svc: Service, ctx: Ctx) -> list[Verdict]:
     """`externalTrafficPolicy: Local` on instance targets: the LB keeps sending to a node until
-    its healthCheckNodePort fails, which it does once the node's last local endpoint is gone
-    (kubernetes #73362, KEP-1669). The drain must cover the endpoint update and the LB's
-    detection."""
+    its healthCheckNodePort fails. kube-proxy fails it once the node's local endpoints are all
+    terminating, while it still forwards to them if they are ready (KEP-1669, Proxy Terminating
+    Endpoints; kubernetes #73362). So the drain must cover the endpoint update reaching the node
+    and the LB's detection of the failed node check."""
     lb = svc.lb
     if lb is None or lb.target_type != "instance" or lb.external_traffic_policy != "Local":
         return []
@@ -146,9 +149,12 @@ def etp_local_drain_covers_node_check(svc: Service, ctx: Ctx) -> list[Verdict]:
 
 def nlb_connections_survive_removal(svc: Service, ctx: Ctx) -> list[Verdict]:
     """NLB target groups: a target removed by its health check has its connections reset unless
-    `target_health_state.unhealthy.connection_termination.enabled` is false, and then they live
-    for `unhealthy.draining_interval_seconds`, which must cover finish. A deregistered target's
-    connections, closed by the NLB after the delay, must not outlive the pod (delay ≤ grace)."""
+    `target_health_state.unhealthy.connection_termination.enabled` is false (API default true),
+    and then they live for `unhealthy.draining_interval_seconds` (default 0), which must cover
+    finish. With `deregistration_delay.connection_termination.enabled` (API default false for
+    TCP/TLS groups) the NLB closes a deregistered target's connections when the delay ends, which
+    must not be after the pod is gone (delay ≤ grace). (ELBv2 API reference, target group
+    attributes.)"""
     lb = svc.lb
     if lb is None or not KINDS[lb.kind].connection_termination:
         return []
