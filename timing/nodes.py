@@ -3,8 +3,10 @@
 A node goes away in two ways. *Drained*: something evicts its pods first (Cluster Autoscaler,
 Karpenter, a spot handler, aws-node-termination-handler on an ASG lifecycle hook) and gives
 each pod at most its own budget before the node is deleted. *Undrained*: the instance shuts
-down with no drain in front (spot capacity that no handler watches) and only the kubelet's
-graceful node shutdown stops the pods; they get no deletion, so their endpoints stay ready.
+down with no drain in front (spot capacity that no handler watches: EC2 reclaims it when the
+two-minute notice runs out, and without Karpenter's interruption queue or a handler nothing
+acts on the notice) and only the kubelet's graceful node shutdown stops the pods; they get no
+deletion, so their endpoints stay ready (kubernetes #116965, open).
 
 Rules (`timing.invariants.nodes`) and the simulation's spec (`timing.sim.spec`) read these.
 """
@@ -19,7 +21,7 @@ from lockstep.timing.derived import field, source_field
 from lockstep.timing.findings import Term
 
 if TYPE_CHECKING:
-    from lockstep.timing.model import Nodes, Service
+    from lockstep.timing.model import Nodes, Service, TerminationHandler
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +39,22 @@ def spot_pools(nodes: Nodes) -> list[int]:
 
 
 def _spot_drained_by_karpenter(nodes: Nodes, i: int) -> bool:
+    # Karpenter acts on spot notices only with settings.interruptionQueue set; a termination
+    # handler (IMDS on every node, or a queue fed by EventBridge) drains any instance's notice.
     return nodes.karpenter[i].interruption_queue or nodes.termination_handler is not None
+
+
+def _spot_delaying_handler(nodes: Nodes) -> TerminationHandler | None:
+    """aws-node-termination-handler in IMDS mode that drains some spot capacity (node-group spot,
+    or a NodePool without Karpenter's queue) with a --node-termination-grace-period under the
+    notice: it schedules the drain at the interruption time minus that period, so the pods get
+    only the period (the handler's interruption event store, TimeUntilDrain; see `limits`)."""
+    handler = nodes.termination_handler
+    if handler is None or handler.mode != "imds" or handler.node_termination_grace_period_s >= L.SPOT_NOTICE_S:
+        return None
+    if nodes.asg_spot or any(not nodes.karpenter[i].interruption_queue for i in spot_pools(nodes)):
+        return handler
+    return None
 
 
 def undrained_spot(nodes: Nodes) -> list[str]:
@@ -66,6 +83,10 @@ def budgets(nodes: Nodes) -> list[Budget]:
         out.append(Budget(Term(notice, L.SPOT_NOTICE_S, notice),
                           field("spot reaction", nodes.spot_reaction_s, "nodes.spot_reaction_s")))
     handler = nodes.termination_handler
+    delaying = _spot_delaying_handler(nodes)
+    if delaying is not None:
+        out.append(Budget(field("handler node grace", delaying.node_termination_grace_period_s,
+                                "nodes.termination_handler.node_termination_grace_period_s")))
     if handler is not None and handler.pod_termination_grace_period_s is not None:
         out.append(Budget(field("handler pod grace", handler.pod_termination_grace_period_s,
                                 "nodes.termination_handler.pod_termination_grace_period_s")))
@@ -77,7 +98,13 @@ def budgets(nodes: Nodes) -> list[Budget]:
 
 def kubelet_budget(nodes: Nodes) -> Term:
     """What the kubelet's graceful shutdown leaves ordinary pods: shutdownGracePeriod minus the
-    part reserved for critical pods; no kubelet configuration is shutdownGracePeriod 0 (off)."""
+    part reserved for critical pods; no kubelet configuration is shutdownGracePeriod 0 (off).
+
+    From the kubelet's code (pkg/kubelet/nodeshutdown, migrateConfig and killPods): a
+    shutdownGracePeriod of 0 builds no shutdown groups at all; otherwise ordinary pods form one
+    group with shutdownGracePeriod − shutdownGracePeriodCriticalPods, and each is killed with the
+    smaller of that and its own terminationGracePeriodSeconds. A critical share of 0 is accepted
+    (the docs ask for both non-zero; the code gives ordinary pods the whole period)."""
     k = nodes.kubelet
     if k is None:
         return Term("kubelet shutdown", 0, "nodes.kubelet unset: no graceful node shutdown", fields=("nodes.kubelet",))
