@@ -288,6 +288,10 @@ def node_errors(stack: Stack) -> list[tuple[str, str]]:
     grants += [(p.termination_grace_period_s, 0) for p in nodes.karpenter if p.termination_grace_period_s is not None]
     if any(p.interruption_queue or handler is not None for p in spot) or (nodes.asg_spot and handler is not None):
         grants.append((120, nodes.spot_reaction_s))
+    # an IMDS handler starts the drain its node grace before the interruption (< the notice: later)
+    if handler is not None and handler.mode == "imds" and handler.node_termination_grace_period_s < 120 and (
+            nodes.asg_spot or any(not p.interruption_queue for p in spot)):
+        grants.append((handler.node_termination_grace_period_s, 0))
     if handler is not None and handler.pod_termination_grace_period_s is not None:
         grants.append((handler.pod_termination_grace_period_s, 0))
     if nodes.asg_lifecycle_hook is not None:
