@@ -20,6 +20,14 @@ CASES = [
      [('OK etp-local-drain-covers-node-check  basketball-feed: drain 45s (shutdown.drain_s) ≥ node check 40s (lb.endpoint_propagation_s 10 + health_check 30) + margin 5s  slack 0s', 'basketball-feed', ('shutdown.drain_s',), ('lb.endpoint_propagation_s', 'lb.health_check.interval_s', 'lb.health_check.unhealthy_threshold'), ())]),
     ('nlb-connections-survive-removal', {'services.2.lb.removal': ['health_check'], 'services.2.shutdown.drain_s': 35, 'services.2.shutdown.grace_s': 100, 'services.2.lb.unhealthy_connection_termination': False, 'services.2.lb.unhealthy_draining_interval_s': 10, 'heartbeat_specs.1.loss_time_s': 170},
      [('OK nlb-connections-survive-removal  basketball-feed: unhealthy draining 10s (lb.unhealthy_draining_interval_s) ≥ finish 10s (shutdown.finish_s)  slack 0s', 'basketball-feed', ('lb.unhealthy_draining_interval_s',), ('shutdown.finish_s',), ())]),
+    ('nlb-connections-survive-removal', {'services.2.lb.removal': ['health_check'], 'services.2.shutdown.drain_s': 35, 'services.2.shutdown.grace_s': 100, 'services.2.lb.unhealthy_connection_termination': False, 'services.2.lb.unhealthy_draining_interval_s': 9, 'heartbeat_specs.1.loss_time_s': 170},
+     [('ERROR nlb-connections-survive-removal  basketball-feed: unhealthy draining 9s (lb.unhealthy_draining_interval_s) < finish 10s (shutdown.finish_s)  slack -1s → raise lb.unhealthy_draining_interval_s to the finish time', 'basketball-feed', ('lb.unhealthy_draining_interval_s',), ('shutdown.finish_s',), ())]),
+    ('nlb-connections-survive-removal', {'services.2.lb.removal': ['health_check'], 'services.2.shutdown.drain_s': 35, 'services.2.shutdown.grace_s': 100, 'heartbeat_specs.1.loss_time_s': 170},
+     [('ERROR nlb-connections-survive-removal  basketball-feed: unhealthy connection termination on (lb.unhealthy_connection_termination) ≠ required off → set lb.unhealthy_connection_termination false and a draining interval ≥ finish', 'basketball-feed', ('lb.unhealthy_connection_termination',), (), ())]),
+    ('nlb-connections-survive-removal', {'services.2.lb.removal': ['deregistration'], 'services.2.lb.deregistration_connection_termination': True, 'services.2.lb.deregistration_delay_s': 51},
+     [('ERROR nlb-connections-survive-removal  basketball-feed: deregistration_delay 51s (lb.deregistration_delay_s) > grace 50s (shutdown.grace_s)  slack -1s → lower lb.deregistration_delay_s to the grace period: closed flows must not outlive the pod', 'basketball-feed', ('lb.deregistration_delay_s',), ('shutdown.grace_s',), ())]),
+    ('nlb-connections-survive-removal', {'services.2.lb.removal': ['deregistration'], 'services.2.lb.deregistration_connection_termination': True, 'services.2.lb.deregistration_delay_s': 50},
+     [('OK nlb-connections-survive-removal  basketball-feed: deregistration_delay 50s (lb.deregistration_delay_s) ≤ grace 50s (shutdown.grace_s)  slack 0s', 'basketball-feed', ('lb.deregistration_delay_s',), ('shutdown.grace_s',), ())]),
     ('eviction-leaves-a-target', {'services.0.pdb': DELETE, 'services.0.hpa': DELETE, 'services.0.replicas': 2},
      [('OK eviction-leaves-a-target  api: replicas 2 (replicas) ≥ targets left by a drain 2  slack 0', 'api', ('replicas',), (), ())]),
     ('heartbeat-rides-out-rollout', {'services.1.pdb': DELETE, 'services.1.rollout.max_surge': 0, 'services.1.rollout.max_unavailable': 1},
@@ -31,3 +39,10 @@ CASES = [
 def test_a_node_rule_prints_its_findings_whole_and_owns_them(rule, changes, expected) -> None:
     got = [(f.render(), f.service, f.left.fields, f.right.fields, f.needs) for f in findings_of(build(changes), rule)]
     assert got == expected
+
+
+def test_an_undecided_eviction_gate_still_carries_the_fix_for_when_it_is_decided() -> None:
+    # the skipped line prints what decides it; the finding keeps the fix (JSON output, locate)
+    [f] = findings_of(build({'services.0.readiness_gate.injected_after_binding': None}), 'eviction-waits-for-lb')
+    assert (f.status, f.fix) == ('skipped', 'add a passable readiness gate: a PDB counts Ready pods, whose targets '
+                                            'may still be initial')

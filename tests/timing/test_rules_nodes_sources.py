@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given
 
-from tests.timing.strategies import API, build, findings_of, seconds
+from tests.timing.strategies import API, DELETE, base, build, findings_of, seconds
 from lockstep.timing import limits as L
 from lockstep.timing import nodes as N
 from lockstep.timing.model import Nodes
@@ -72,3 +72,16 @@ def test_the_handlers_default_period_leaves_the_notice_to_decide() -> None:
     nodes = Nodes.model_validate({"asg_spot": True, "termination_handler": {}, "spot_reaction_s": 5})
     assert nodes.termination_handler.node_termination_grace_period_s == L.NTH_NODE_TERMINATION_GRACE_DEFAULT
     assert [b.grant.label for b in N.budgets(nodes)] == ["spot notice"]
+
+
+# ---- heartbeat-rides-out-rollout over several specs ---------------------------------------------------------
+@pytest.mark.parametrize("order", [(1, 0, 2), (0, 1, 2), (2, 1, 0)])
+def test_every_watched_deployment_is_judged_whatever_the_specs_listed_before_it(order) -> None:
+    # basketball (a StatefulSet: the replacement rule's) and football (surging: nothing goes down)
+    # are not judged; api, rolled by taking a pod down with no PDB, is, wherever it is listed
+    specs = base()["heartbeat_specs"]
+    specs = [specs[0], specs[1], dict(specs[0], name="api-live", service="api", loss_time_s=40)]
+    stack = build({"heartbeat_specs": [specs[i] for i in order], "services.0.pdb": DELETE,
+                   "services.0.rollout.max_surge": 0, "services.0.rollout.max_unavailable": 1})
+    assert [(f.subject, f.status) for f in findings_of(stack, "heartbeat-rides-out-rollout")] == [
+        ("api-live (api)", "error")]

@@ -160,9 +160,9 @@ def nlb_connections_survive_removal(svc: Service, ctx: Ctx) -> list[Verdict]:
         return []
     found = []
     if "health_check" in lb.removal:
-        flag = Term("unhealthy connection termination", "on" if lb.unhealthy_connection_termination else "off",
-                    "lb.unhealthy_connection_termination", fields=("lb.unhealthy_connection_termination",))
         if lb.unhealthy_connection_termination:
+            flag = Term("unhealthy connection termination", "on", "lb.unhealthy_connection_termination",
+                        fields=("lb.unhealthy_connection_termination",))
             found.append(holds(svc.name, False, flag, "==", Term("required", "off", ""),
                                "set lb.unhealthy_connection_termination false and a draining interval ≥ finish"))
         else:
