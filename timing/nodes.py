@@ -98,13 +98,12 @@ def budgets(nodes: Nodes) -> list[Budget]:
 
 def kubelet_budget(nodes: Nodes) -> Term:
     """What the kubelet's graceful shutdown leaves ordinary pods: shutdownGracePeriod minus the
-    part reserved for critical pods; no kubelet configuration is shutdownGracePeriod 0 (off).
-
-    From the kubelet's code (pkg/kubelet/nodeshutdown, migrateConfig and killPods): a
-    shutdownGracePeriod of 0 builds no shutdown groups at all; otherwise ordinary pods form one
-    group with shutdownGracePeriod − shutdownGracePeriodCriticalPods, and each is killed with the
-    smaller of that and its own terminationGracePeriodSeconds. A critical share of 0 is accepted
-    (the docs ask for both non-zero; the code gives ordinary pods the whole period)."""
+    part reserved for critical pods; no kubelet configuration is shutdownGracePeriod 0 (off)."""
+    # From the kubelet's code (pkg/kubelet/nodeshutdown, migrateConfig and killPods): a
+    # shutdownGracePeriod of 0 builds no shutdown groups at all; otherwise ordinary pods form one
+    # group with shutdownGracePeriod − shutdownGracePeriodCriticalPods, and each is killed with
+    # the smaller of that and its own terminationGracePeriodSeconds. A critical share of 0 is
+    # accepted (the docs ask for both non-zero; the code, which wins, gives ordinary pods all).
     k = nodes.kubelet
     if k is None:
         return Term("kubelet shutdown", 0, "nodes.kubelet unset: no graceful node shutdown", fields=("nodes.kubelet",))

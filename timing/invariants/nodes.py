@@ -45,10 +45,13 @@ def _spent(what: Term, lead: Term | None) -> Term:
 
 def node_budget_covers_drain(scene: Scene, ctx: Ctx) -> list[Verdict]:
     """Every drained node removal the stack declares grants a pod at least drain + finish +
-    margin (error), and no less than the pod's own grace period (warning: the node goes first;
-    Cluster Autoscaler and Karpenter's terminationGracePeriod cut a longer grace to their
-    budget, see `timing.limits` and `timing.nodes`). A service stating its own
-    `shutdown.node_termination_budget_s` is judged by drain-fits-grace on that number instead."""
+    margin (error), and no less than the pod's own grace period (warning: the node goes first).
+    A service stating its own `shutdown.node_termination_budget_s` is judged by
+    drain-fits-grace on that number instead."""
+    # The warning's relation is what the controllers do: Cluster Autoscaler evicts with the
+    # smaller of the pod's grace and its cap, Karpenter's terminationGracePeriod deletes a pod
+    # early enough for its grace to end by the node's deadline and kills what is left then
+    # (sources in `timing.limits` and `timing.model`).
     nodes = scene.nodes
     if nodes is None:
         return []
@@ -99,10 +102,11 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
 
 
 def eviction_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
-    """An eviction through a PDB counts pods whose Ready condition is true (the disruption
-    controller's countHealthyPods uses IsPodReady, not the available check that minReadySeconds
-    feeds); for IP targets only the LB controller's readiness gate keeps a replacement unready
-    until its target is healthy (aws-load-balancer-controller #1124)."""
+    """An eviction through a PDB counts pods whose Ready condition is true; for IP targets only
+    the LB controller's readiness gate keeps a replacement unready until its target is healthy
+    (minReadySeconds does not hold an eviction back: aws-load-balancer-controller #1124)."""
+    # Checked in the code: the disruption controller's countHealthyPods counts IsPodReady pods,
+    # not the available check that minReadySeconds feeds.
     lb = svc.lb
     if lb is None or lb.target_type != "ip" or svc.pdb is None:
         return []
