@@ -578,7 +578,7 @@ class KarpenterNodePool(Strict):
 
 class TerminationHandler(Strict):
     """aws-node-termination-handler: drains a node on a spot notice or an ASG lifecycle hook.
-    Defaults from its pkg/config/config.go (pod grace -1, node grace 120 s); IMDS mode (a
+    Defaults from its pkg/config/config.go (pod grace -1, node grace in `timing.limits`); IMDS mode (a
     DaemonSet polling instance metadata) unless the queue processor is enabled."""
 
     mode: Literal["imds", "queue"] = "imds"
@@ -587,8 +587,8 @@ class TerminationHandler(Strict):
         "set, it replaces every drained pod's grace (kubectl drain --grace-period)")
     node_termination_grace_period_s: Seconds = Field(
         default=L.NTH_NODE_TERMINATION_GRACE_DEFAULT, description="--node-termination-grace-period: the drain's "
-        "timeout, and how long before the event the drain starts (IMDS mode: below the 120 s spot notice it "
-        "leaves pods only this long)")
+        "timeout, and how long before the event the drain starts (IMDS mode: below the "
+        f"{L.SPOT_NOTICE_S} s spot notice it leaves pods only this long)")
 
 
 class AsgLifecycleHook(Strict):
