@@ -127,7 +127,8 @@ def test_put_path_builds_mappings_and_a_one_element_list_and_at_path_reads_them_
     T.put_path(obj, ("a", 0, "c"), 2)
     T.put_path(obj, ("d", "e"), 3)
     T.put_path(obj, ("f",), 4)
-    assert obj == {"a": [{"b": 1, "c": 2}], "d": {"e": 3}, "f": 4}
+    T.put_path(obj, ("g", 0, "h", "i"), 5)  # steps after the list index still nest
+    assert obj == {"a": [{"b": 1, "c": 2}], "d": {"e": 3}, "f": 4, "g": [{"h": {"i": 5}}]}
     assert [T.at_path(obj, p) for p in (("a", 0, "b"), ("a", 0, "c"), ("d", "e"), ("f",))] == [1, 2, 3, 4]
     assert T.at_path(obj, ("a", 1, "b")) is None and T.at_path(obj, ("x", 0)) is None
 

@@ -97,9 +97,9 @@ def value(attr: Attribute, raw: Any, where: str) -> bool | int:
         if text in ("true", "false"):
             return text == "true"
     else:
-        text = str(raw).strip()
-        number = raw if isinstance(raw, int) and not isinstance(raw, bool) else (
-            int(raw) if isinstance(raw, float) and raw.is_integer() else (int(text) if text.isdigit() else None))
+        # an int, a digit string or a whole float (protobuf); a bool's text is not digits
+        text = str(int(raw) if isinstance(raw, float) and raw.is_integer() else raw).strip()
+        number = int(text) if text.isdigit() else None
         if number is not None and attr.seconds.lo <= number <= attr.seconds.hi:
             return number
     raise ExtractError(f"{where} {attr.key}: expected {attr.allowed}, got {raw!r}")
