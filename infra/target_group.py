@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from lockstep.timing.extract import traffic as T
 from lockstep.timing.model import LoadBalancer
 from lockstep.timing.lbkinds import KINDS
 
@@ -77,11 +78,13 @@ class TargetGroup(pulumi.ComponentResource):
     def _connection_attributes(lb: LoadBalancer) -> dict[str, object]:
         if not KINDS[lb.kind].connection_termination:
             return {}
-        state = aws.lb.TargetGroupTargetHealthStateArgs(
-            enable_unhealthy_connection_termination=lb.unhealthy_connection_termination,
+        # argument names from the table the audit and the pack read these attributes by
+        state = aws.lb.TargetGroupTargetHealthStateArgs(**{
+            T.UNHEALTHY_TERMINATION.arg: lb.unhealthy_connection_termination,
             # the API takes a draining interval only when unhealthy connections are kept
-            unhealthy_draining_interval=None if lb.unhealthy_connection_termination else lb.unhealthy_draining_interval_s)
-        return {"connection_termination": lb.deregistration_connection_termination, "target_health_states": [state]}
+            T.UNHEALTHY_DRAINING.arg: None if lb.unhealthy_connection_termination else lb.unhealthy_draining_interval_s})
+        return {T.DEREGISTRATION_TERMINATION.arg: lb.deregistration_connection_termination,
+                T.HEALTH_STATES[1]: [state]}
 
     def _attach(self, name: str, lb: LoadBalancer,
                 child: pulumi.ResourceOptions) -> aws.lb.ListenerRule | aws.lb.Listener | None:

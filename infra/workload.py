@@ -23,6 +23,7 @@ from lockstep.infra import ingress as alb_ingress
 from lockstep.infra import kube
 from lockstep.infra import rollout as argo
 from lockstep.timing.conventions import fact_annotations
+from lockstep.timing.extract import traffic as T
 from lockstep.timing.heartbeat_config import OBSERVABLE_LABEL
 from lockstep.timing.invariants.kube import pod_labels
 from lockstep.timing.model import Service
@@ -116,8 +117,8 @@ class Workload(pulumi.ComponentResource):
                                              # only node-port Services take a traffic policy; Local
                                              # sends a node's traffic to its own pods only
                                              # (etp-local-drain-covers-node-check judges the drain)
-                                             external_traffic_policy=svc.lb.external_traffic_policy
-                                             if node_port else None),
+                                             **{T.ETP_ARG: svc.lb.external_traffic_policy
+                                                if node_port else None}),
             opts=opts)
 
     def _preview(self, name: str, svc: Service, selector: dict[str, str],

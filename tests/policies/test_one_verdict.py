@@ -58,6 +58,26 @@ CANARY = {"services.0.argo": {"strategy": "canary", "traffic_routing": "alb", "s
                               "abort_scale_down_delay_s": 60},
           **{f"services.0.lb.{k}": DELETE for k in ("attach_to_arn", "rule_priority", "listener_port", "vpc_id")}}
 VARIANTS.append(CANARY)
+# Issue 13, the two node rules the resources now decide. The basketball feed's Service with
+# externalTrafficPolicy Local: the drain covers kube-proxy's update and the NLB's node check.
+ETP_LOCAL = {"services.2.lb.external_traffic_policy": "Local", "services.2.shutdown.drain_s": 45,
+             "services.2.shutdown.grace_s": 100, "heartbeat_specs.1.loss_time_s": 170}
+# The football feed behind an NLB on IP targets whose deregistration closes the flows: the delay
+# ends within the grace period. (IP targets wait ~2 min for deregistration to propagate: a drain
+# that long leaves no room for spot's two-minute notice, so the NodePool is on-demand only.)
+NLB_IP = {"services.1.lb": {"kind": "nlb", "target_type": "ip", "protocol": "TCP", "port": 8080,
+                            "vpc_id": "vpc-0a1b2c3d4e5f60789",
+                            "attach_to_arn": "arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/"
+                                             "stream/3b5e4a1c2d6f7e8a",
+                            "listener_port": 8080, "deregistration_delay_s": 140,
+                            "health_check": {"protocol": "TCP", "interval_s": 10, "timeout_s": 10,
+                                             "healthy_threshold": 3, "unhealthy_threshold": 3},
+                            "deregistration_connection_termination": True},
+          "services.1.shutdown": {"drain_s": 130, "finish_s": 20, "grace_s": 160}, "services.1.readiness_gate": {},
+          "nodes.karpenter.0.capacity_types": ["on-demand"], "watchdog.watches": ["api"],
+          "heartbeat_specs.0.loss_time_s": 280}
+# (compared valid and broken by the test at the end; not perturbed too, which would add two
+# renders × 12 stacks to the slowest test here)
 PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types a resource policy reads
 PERTURBATIONS_PER_RENDER = 11  # 7 renders × (1 + 11) = 84 stacks of resources
 
@@ -278,3 +298,48 @@ def test_check_the_audit_and_the_pack_agree_on_a_canary_routed_by_the_alb_valid_
         assert pack_findings(analyzer, stack) == by_audit, name  # the linker's warnings too
     assert ("error", "rollout-scale-down-outlasts-switch", "api") in check_findings(broken)
     assert not any(f[1] == "rollout-scale-down-outlasts-switch" for f in check_findings(valid))
+
+
+def edited(recorded: list, kind: str, name: str, path: tuple, value: Any) -> list:
+    """The render with one input of one resource set to `value` (what a config with that value
+    would render: the program refuses to render a broken stack)."""
+    out = [replace(r, inputs=copy.deepcopy(r.inputs)) for r in recorded]
+    target = [r for r in out if r.custom and r.kind == kind
+              and (r.name == name or (r.inputs.get("metadata") or {}).get("name") == name)]
+    assert len(target) == 1, [r.name for r in target]
+    set_at(target[0].inputs, path, value)
+    return out
+
+
+@pytest.mark.parametrize(("variant", "broken", "kind", "name", "path", "value", "rule", "subject"), [
+    # the example's basketball feed with Local and its own 15 s drain: short of the node check
+    (ETP_LOCAL, {"services.2.shutdown.drain_s": 15, "services.2.shutdown.grace_s": 50,
+                 "heartbeat_specs.1.loss_time_s": 90},
+     None, None, None, None, "etp-local-drain-covers-node-check", "basketball-feed"),
+    # the flows closed after a delay (170 s) that outlasts the grace period (160 s)
+    (NLB_IP, {"services.1.lb.deregistration_delay_s": 170}, "TargetGroup", "football-feed-tg",
+     ("deregistrationDelay",), 170, "nlb-connections-survive-removal", "football-feed"),
+])
+def test_check_the_audit_and_the_pack_agree_on_the_node_rules_the_resources_decide(
+        analyzer, tmp_path, variant, broken, kind, name, path, value, rule, subject) -> None:
+    """One verdict on issue 13's resource-decided node rules, passing and failing: `check` on
+    the config, the audit of the render and the served pack on the rendered resources."""
+    from lockstep.infra.render import record
+    from lockstep.infra.render_cli import write
+
+    example = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])
+    valid = edit(example, variant)
+    bad = edit(valid, broken)
+    if kind is None:  # the example as rendered, its Service with the traffic policy of the variant
+        bad_render = edited(record(example), "Service", "basketball-feed", ("spec", "externalTrafficPolicy"), "Local")
+    else:
+        bad_render = edited(record(valid), kind, name, path, value)
+    for label, values, stack in (("valid", valid, record(valid)), ("broken", bad, bad_render)):
+        out = tmp_path / label
+        write(stack, out)
+        by_check = check_findings(values)
+        by_audit = audit_findings([str(out)])
+        assert by_audit[0] == by_check, label
+        assert pack_findings(analyzer, stack) == by_audit, label
+    assert ("error", rule, subject) in check_findings(bad)
+    assert not any(f[1] == rule for f in check_findings(valid))

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from lockstep.timing import extract as X
 from lockstep.timing.audit.reader import Doc, line_of
+from lockstep.timing.extract import traffic as T
 from lockstep.timing.bind.resource import TARGET_GROUP, Origin, Resource, dig, pulumi_kind
 from lockstep.timing.conventions import rendered_arn, rendered_id
 
@@ -62,6 +63,10 @@ def described(doc: Doc, i: int, tg: dict[str, Any], attributes: tuple[Doc, dict[
             if key in attrs:
                 put(obj, dst, X.attribute_number(attrs, key, f"{adoc.where}: Attributes"))
             where[dst] = (adoc, ("Attributes", keys.index(key)) if key in keys else ("Attributes",))
+        # NLB connection attributes: the Pulumi inputs that hold them (`timing.extract.traffic`)
+        obj.update(T.props_from_attributes(attrs, f"{adoc.where}: Attributes"))
+        for attr in T.CONNECTION_ATTRIBUTES:
+            where[attr.path] = (adoc, ("Attributes", keys.index(attr.key)) if attr.key in keys else ("Attributes",))
 
     def locate(path: tuple[Any, ...]) -> tuple[str, int]:
         for n in range(len(path), 0, -1):

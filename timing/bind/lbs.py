@@ -16,6 +16,7 @@ from typing import Any
 from lockstep.timing import extract as X
 from lockstep.timing import limits as L
 from lockstep.timing.bind.index import Index
+from lockstep.timing.extract import traffic as T
 from lockstep.timing.bind.resource import Resource, dig
 from lockstep.timing.controllers import ALB_CONTROLLERS, AUTO_MODE, LBC, LEGACY_ALB_CLASS, NLB_CLASSES
 from lockstep.timing.conventions import MANAGED_TGB_LABELS
@@ -101,6 +102,33 @@ TG_KEYS = {"lb.health_check.interval_s": ("healthCheck", "interval"),
            "lb.target_type": ("targetType",), "lb.protocol": ("protocol",), "lb.port": ("port",),
            "lb.deregistration_delay_s": ("deregistrationDelay",), "lb.slow_start_s": ("slowStart",),
            "lb.attach_to_arn": ("loadBalancerArns",)}
+TG_KEYS.update({f"lb.{a.field}": a.path for a in T.CONNECTION_ATTRIBUTES})  # NLB connection attributes
+
+
+def with_traffic_policy(src: LbSource, svc: Resource) -> LbSource:
+    """Instance targets reach the pods through the Service's node ports, so its
+    `externalTrafficPolicy` decides whether a node without a ready local pod still forwards
+    (Cluster) or fails the LB's check of it (Local). Absent: Kubernetes' default, reported."""
+    if src.lb.target_type != "instance" or dig(svc.obj, "spec", "type") not in T.NODE_PORT_TYPES:
+        return src
+    try:
+        stated = T.traffic_policy(svc.obj)
+    except X.ExtractError as err:
+        raise X.ExtractError(f"{svc.ref} ({svc.origin.file}:{svc.origin.line(T.ETP_PATH) or svc.line}): {err}") from None
+    policy = T.ETP_DEFAULT if stated is None else stated
+    src.lb = src.lb.model_copy(update={T.ETP_ARG: policy})
+    src.origins["lb." + T.ETP_ARG] = (svc, T.ETP_PATH if stated is not None else ("spec",))
+    if stated is None:
+        src.defaults.append(f"{T.ETP_PATH[-1]} {policy}")
+    return src
+
+
+def connection_defaults(lb: LoadBalancer, stated: set[str], unstated: str = "") -> list[str]:
+    """The NLB connection attributes no input states: the ELBv2 defaults the LB then runs with."""
+    if not KINDS[lb.kind].connection_termination:
+        return []
+    return [f"{a.key} {str(getattr(lb, a.field)).lower()}{unstated}" for a in T.CONNECTION_ATTRIBUTES
+            if a.key not in stated]
 
 
 def annotation_origins(lb: LoadBalancer, kind: str, sources: list[Resource], fallback: Resource,
@@ -162,7 +190,7 @@ def alb_source(ing: Resource, svc: Resource, port: Any, workload: Resource, ctx:
         defaults = [x for x in defaults if not x.startswith("idle_timeout.timeout_seconds")]
     controller = controller_of(ing, ctx["classes"])
     via = f"{ing.ref} → {svc.ref}" + (f" ({controller})" if controller != LBC else "")
-    return LbSource(lb, via, ing, origins, None, defaults)
+    return with_traffic_policy(LbSource(lb, via, ing, origins, None, defaults), svc)
 
 
 def argo_alb_sources(workload: Resource, idx: Index, ctx: dict[str, Any], notes: list[str]) -> list[LbSource]:
@@ -206,6 +234,12 @@ def nlb_source(svc: Resource, workload: Resource, ctx: dict[str, Any], notes: li
     if pod_port is None:
         notes.append(f"{svc.ref} (NLB): no port resolves to a container port: its load balancer is not judged")
         return None
+    attrs_key = X.NLB_ANNOTATION + X.LBC_ANNOTATIONS["nlb"]["lb.deregistration_delay_s"]
+    try:  # a bad connection attribute is the Service's line, not the workload's
+        T.props_from_attributes(X.string_map(ann.get(attrs_key) or "", attrs_key), attrs_key)
+    except X.ExtractError as err:
+        raise X.ExtractError(f"{svc.ref} ({svc.origin.file}:{svc.origin.line((*ANN, attrs_key)) or svc.line}): "
+                             f"{err}") from None
     lb = X.lbc_target_group(X.prefixed(ann, X.NLB_ANNOTATION), "nlb", port=pod_port, **ctx["options"])
     origins, defaults = annotation_origins(lb, "nlb", [svc], svc, X.NLB_ANNOTATION)
     cls = dig(spec, "loadBalancerClass")
@@ -213,7 +247,11 @@ def nlb_source(svc: Resource, workload: Resource, ctx: dict[str, Any], notes: li
     if cls is None and not X.nlb_managed(ann, cls):
         controller = LBC + ", assumed: --assume-lbc-services"
     label = "NLB" if controller == LBC else f"NLB, {controller}"
-    return LbSource(lb, f"{svc.ref} ({label})", svc, origins, None, defaults)
+    stated = set(X.string_map(ann.get(attrs_key) or "", attrs_key)) & set(T.BY_KEY)
+    for a in T.CONNECTION_ATTRIBUTES:
+        origins["lb." + a.field] = (svc, (*ANN, attrs_key) if a.key in stated else None)
+    defaults = sorted(set(defaults) | set(connection_defaults(lb, stated)))
+    return with_traffic_policy(LbSource(lb, f"{svc.ref} ({label})", svc, origins, None, defaults), svc)
 
 
 def unsupported(tg: Resource) -> str:
@@ -255,7 +293,10 @@ def tgb_sources(svc: Resource, workload: Resource, idx: Index, ctx: dict[str, An
         target_type = dig(tgb.obj, "spec", "targetType")
         if target_type and target_type != lb.target_type:
             notes.append(f"{tgb.ref}: targetType {target_type} but the target group's is {lb.target_type}")
-        out.append(LbSource(lb, f"{tgb.ref} → target group {tg.name}", tg, origins, tgb, defaults))
+        defaults += connection_defaults(lb, T.stated(tg.obj), " (not stated: add the target group's "
+                                        "describe-target-group-attributes output)")
+        src = LbSource(lb, f"{tgb.ref} → target group {tg.name}", tg, origins, tgb, defaults)
+        out.append(with_traffic_policy(src, svc))
         replaces = replaces or managed
     return out, replaces
 
@@ -338,4 +379,5 @@ def unbound_source(tgb: Resource, svc: Resource, workload: Resource, ctx: dict[s
     origins: dict[str, tuple[Resource, tuple[Any, ...] | None]] = {
         f: (tgb, ("spec", "targetGroupARN" if dig(tgb.obj, "spec", "targetGroupARN") else "targetGroupName"))
         for f in UNSTATED}
-    return LbSource(lb, f"{tgb.ref} → target group {named} (not in the input)", tgb, origins, tgb, [])
+    return with_traffic_policy(LbSource(lb, f"{tgb.ref} → target group {named} (not in the input)", tgb, origins,
+                                        tgb, []), svc)

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from lockstep.timing import limits as L
 from lockstep.timing.lbkinds import KINDS, PROTOCOLS, kind_of
+from lockstep.timing.extract import traffic as T
 from lockstep.timing.extract.values import ExtractError, annotation_number, build, digits, get, items, num, number, port_at, put
 from lockstep.timing.model import HealthCheck, LoadBalancer
 
@@ -62,6 +63,8 @@ def target_group(props: Mapping[str, Any], *, attach_to_arn: str | None = None,
     }
     if data["deregistration_delay_s"] is None:
         data["deregistration_delay_s"] = L.DEREGISTRATION_DELAY_DEFAULT
+    if KINDS[kind].connection_termination:
+        data.update(T.connection_fields(props))  # absent: the ELBv2 defaults (the model's)
     if KINDS[kind].idle_timeout_from_lb:
         # The LB's attribute, not the group's: the caller's, else the controller's default.
         data["idle_timeout_s"] = KINDS[kind].lbc_defaults["idle_timeout_s"] if idle_timeout_s is None else idle_timeout_s
@@ -118,6 +121,7 @@ def described_target_group(tg: Mapping[str, Any], attributes: Mapping[str, str] 
     props = {"protocol": get(tg, "Protocol"), "targetType": get(tg, "TargetType"), "port": get(tg, "Port"),
              "vpcId": get(tg, "VpcId"), "healthCheck": hc,
              "deregistrationDelay": attribute_number(attrs, "deregistration_delay.timeout_seconds", "Attributes"),
-             "slowStart": attribute_number(attrs, "slow_start.duration_seconds", "Attributes")}
+             "slowStart": attribute_number(attrs, "slow_start.duration_seconds", "Attributes"),
+             **T.props_from_attributes(attrs, "Attributes")}
     arns = items(get(tg, "LoadBalancerArns"))
     return target_group(props, attach_to_arn=str(arns[0]) if arns else None, **options)

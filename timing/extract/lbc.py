@@ -11,6 +11,7 @@ from typing import Any
 
 from lockstep.timing import limits as L
 from lockstep.timing.controllers import LBC_ATTACHED, NLB_CLASSES
+from lockstep.timing.extract import traffic as T
 from lockstep.timing.extract.aws import HC_FIELDS, HTTP_PROTOCOLS, attribute_number, target_group
 from lockstep.timing.lbkinds import ALB, KINDS, NLB
 from lockstep.timing.extract.values import ExtractError, annotation_number, get, put
@@ -102,6 +103,7 @@ def lbc_target_group(annotations: Mapping[str, Any], kind_name: str, *, port: in
         "deregistrationDelay": attribute_number(tg_attrs, "deregistration_delay.timeout_seconds",
                                                 where("lb.deregistration_delay_s")),
         "slowStart": attribute_number(tg_attrs, "slow_start.duration_seconds", where("lb.deregistration_delay_s")),
+        **(T.props_from_attributes(tg_attrs, where("lb.deregistration_delay_s")) if kind.connection_termination else {}),
     }
     if kind.idle_timeout_from_lb:
         lb_attrs = string_map(raw("lb.idle_timeout_s") or "", where("lb.idle_timeout_s"))
