@@ -37,7 +37,7 @@ from lockstep.timing.invariants import RULES, Ctx, Scene, context, walk
 from lockstep.timing.model import Service, Stack
 from lockstep.timing.references import reference_errors
 from lockstep.timing.sim.spec import ServiceSpec, service_spec, stack_specs
-from lockstep.timing.simulate import SCENARIOS, simulate_specs
+from lockstep.timing.simulate import DEFAULT_SCENARIOS, simulate_specs
 
 Path = tuple[str | int, ...]
 CATEGORIES = ("caught", "gap", "strict", "harmless", "outside", "rejected_by_model")
@@ -355,7 +355,7 @@ class SimCache:
         if spec not in self.memo:
             found = []
             for r in simulate_specs([spec], phases=self.phases, seed=self.seed, rate=self.rate,
-                                    scenarios=SCENARIOS, fast=True):
+                                    scenarios=DEFAULT_SCENARIOS, fast=True):
                 c = r.counts
                 if not c.harmful:
                     continue
