@@ -70,7 +70,7 @@ class Eviction:
         w.at(min(w.t + EVICTION_RETRY_S, max(self.force_at, w.t)), self._try)
 
     def _create(self) -> None:
-        self.new.append(self.w.add_pod(f"{self.s.name}-moved-{len(self.new)}"))
+        self.new.append(self.w.add_pod(f"{self.s.name}-moved-{len(self.w.pods)}"))
         self.w.changed()
 
     def on_change(self) -> None:
@@ -148,8 +148,9 @@ def consolidation(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool =
     """Karpenter consolidating the nodes under the service, as many at a time as the NodePool's
     disruption budget allows (a percentage of the pool's nodes rounded up, as Karpenter rounds
     it; the pool's nodes here: one per pod). Each batch's pods are evicted through the PDB;
-    when the NodePool's terminationGracePeriod runs out the rest are deleted anyway, each with
-    no more grace than the node has left (unset: Karpenter waits for every pod)."""
+    a pod the PDB still holds is deleted anyway so that its grace period ends when the
+    NodePool's terminationGracePeriod does, each with no more grace than the node has left
+    (unset: Karpenter waits for every pod)."""
     w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
     if not pods:
         return _no_pods(w, "consolidation")
@@ -169,10 +170,13 @@ def consolidation(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool =
         batch = batches[len(evictions)]
         start = w.t
         tgp = nodes.pool_grace
-        force_at = INF if tgp is None else start + tgp
+        node_end = INF if tgp is None else start + tgp
+        # Karpenter deletes a pod the PDB still holds early enough for its own grace period
+        # to end with the node's terminationGracePeriod (or at once, if that is shorter).
+        force_at = INF if tgp is None else start + max(0, tgp - spec.grace)
 
         def grace(t: float) -> float:
-            return spec.grace if tgp is None else max(0.0, min(spec.grace, force_at - t))
+            return spec.grace if tgp is None else max(0.0, min(spec.grace, node_end - t))
 
         w.note(f"consolidation: {len(batch)} node(s) disrupted")
         evictions.append(Eviction(w, batch, grace, force_at))
