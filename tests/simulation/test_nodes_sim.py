@@ -150,3 +150,89 @@ def test_the_rules_reject_a_nodepool_grace_shorter_than_a_pdb_held_eviction():
     from lockstep.timing.invariants import errors, evaluate
 
     assert "node-budget-covers-drain" in {f.id for f in errors(evaluate(_short_nodepool_grace()))}
+
+
+def _web_nodes(kit, nodes, **over):
+    return kit.spec_of(kit.stack_of(kit.web_service(**over), nodes=nodes))
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(1, 80))
+@example(35)  # deregistration propagation (15 s) + the longest request (20 s)
+@example(25)
+def test_a_consolidation_cuts_requests_iff_the_nodepool_grace_is_below_what_the_last_request_needs(kit, tgp):
+    spec = _web_nodes(kit, {"karpenter": [{"name": "p", "termination_grace_period_s": tgp}]})
+    need = spec.lb.deregistration_propagation + spec.max_request
+    cut = run_scenario(spec, "consolidation", phases=2, seed=0, rate=20.0).counts.cut
+    if tgp >= need:
+        assert cut == 0
+    elif tgp <= need - 10:
+        assert cut > 0
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 115))
+@example(85)  # the notice (120 s) less what the pod needs (15 s + 20 s)
+@example(95)
+def test_a_handled_spot_interruption_loses_requests_iff_the_reaction_leaves_less_than_the_pod_needs(kit, reaction):
+    spec = _web_nodes(kit, {"karpenter": [{"name": "p", "capacity_types": ["spot"], "interruption_queue": True}],
+                            "spot_reaction_s": reaction})
+    need = spec.lb.deregistration_propagation + spec.max_request
+    lost = run_scenario(spec, "spot-interruption", phases=2, seed=0, rate=20.0).counts.lost
+    if 120 - reaction >= need:
+        assert lost == 0
+    elif 120 - reaction <= need - 10:
+        assert lost > 0
+
+
+def _local(kit, drain):
+    return kit.spec_of(kit.stack_of(kit.web_service(
+        app={"keepalive_s": None},
+        lb={"kind": "nlb", "target_type": "instance", "protocol": "TCP", "idle_timeout_s": 350,
+            "external_traffic_policy": "Local", "unhealthy_connection_termination": False,
+            "unhealthy_draining_interval_s": 30,
+            "health_check": {"protocol": "TCP", "path": None, "interval_s": 10, "timeout_s": 10,
+                             "healthy_threshold": 2, "unhealthy_threshold": 2}},
+        shutdown={"drain_s": drain, "grace_s": 120})))
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 60))
+@example(40)  # endpoint propagation (10 s) + 2 node checks 10 s apart + one interval of phase
+@example(20)
+def test_an_etp_local_node_gets_requests_after_its_pod_stopped_iff_the_drain_is_below_the_node_check(kit, drain):
+    spec = _local(kit, drain)
+    lb = spec.lb
+    need = lb.endpoint_propagation + lb.interval * (lb.unhealthy_threshold + 1)
+    refused = run_scenario(spec, "etp-local", phases=2, seed=0, rate=20.0).counts.refused_502
+    if drain >= need:
+        assert refused == 0
+    elif drain <= lb.endpoint_propagation + lb.interval * (lb.unhealthy_threshold - 1):
+        assert refused > 0
+
+
+# ---- eviction-waits-for-lb, measured ---------------------------------------------------------------
+def _evicted(kit, replicas, keep, gate):
+    over = {"replicas": replicas, "pdb": {"min_available": keep}}
+    if gate:
+        over["readiness_gate"] = {}
+    return kit.stack_of(kit.web_service(**over))
+
+
+@pytest.mark.parametrize("replicas, keep", [(2, 1), (3, 1)])
+def test_without_the_gate_a_drain_evicts_the_last_healthy_target_while_its_successor_is_initial(kit, replicas, keep):
+    stack = _evicted(kit, replicas, keep, gate=False)
+    assert kit.error_ids(stack) == {"eviction-waits-for-lb"}
+    assert run_scenario(kit.spec_of(stack), "node-drain", phases=PHASES, seed=0, rate=20.0).counts.no_target_503 > 0
+    gated = _evicted(kit, replicas, keep, gate=True)
+    assert kit.error_ids(gated) == set()
+    assert not run_scenario(kit.spec_of(gated), "node-drain", phases=PHASES, seed=0, rate=20.0).harmful
+
+
+@pytest.mark.parametrize("replicas", [3, 4])
+def test_eviction_waits_for_lb_is_stricter_by_one_pod_when_the_pdb_keeps_all_but_one(kit, replicas):
+    # One eviction at a time: an old target stays healthy until the replacement's is; the
+    # rule rejects the stack all the same (it does not count what the PDB keeps).
+    stack = _evicted(kit, replicas, replicas - 1, gate=False)
+    assert kit.error_ids(stack) == {"eviction-waits-for-lb"}
+    assert not run_scenario(kit.spec_of(stack), "node-drain", phases=PHASES, seed=0, rate=20.0).harmful

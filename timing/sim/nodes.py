@@ -13,22 +13,15 @@ from __future__ import annotations
 import random
 
 from lockstep.timing import limits as L
-from lockstep.timing.sim.controllers import TAIL
+from lockstep.timing.sim.controllers import DRAIN_PATIENCE_S, EVICTION_RETRY_S, TAIL, pdb_allows
 from lockstep.timing.sim.engine import INF, Pod, World
 from lockstep.timing.sim.scenarios import MAX_ROLLOUT, Outcome, _bound, _no_pods, _planned_heartbeat, _start
 from lockstep.timing.sim.spec import ServiceSpec, resolve
 
-# `kubectl drain` retries an eviction the PDB refuses every 5 s ("will retry after 5s");
-# Karpenter's and the termination handler's drains retry on their own short loops.
-EVICTION_RETRY_S = 5.0
-DRAIN_PATIENCE_S = 600.0  # a drain still blocked by the PDB after 10 minutes never completes
-
 
 class Eviction:
-    """Pods on nodes being drained, each evicted through the PDB: an eviction is refused while
-    the pods whose Ready condition is true, less this one, would fall below what the PDB keeps
-    (the disruption controller counts Ready, not minReadySeconds: only a readiness gate makes
-    it wait for an LB target). An evicted pod is deleted with `grace(t)` and its ReplicaSet
+    """Pods on nodes being drained, each evicted through the PDB (`pdb_allows`: Ready pods, so
+    only a readiness gate makes an eviction wait for an LB target). An evicted pod is deleted with `grace(t)` and its ReplicaSet
     replaces it at once (a StatefulSet once it is gone). At `force_at` what is left is deleted
     whatever the PDB says (Karpenter's terminationGracePeriod)."""
 
@@ -44,16 +37,10 @@ class Eviction:
         self.blocked = False
         self._try()
 
-    def _allowed(self) -> float:
-        keep = self.s.pdb_keep
-        if keep is None:
-            return INF
-        return sum(1 for p in self.w.pods if p.ready) - keep
-
     def _try(self) -> None:
         w = self.w
         forced = w.t >= self.force_at
-        while self.pending and (forced or self._allowed() >= 1):
+        while self.pending and (forced or pdb_allows(w)):
             pod = self.pending.pop(0)
             w.note(f"eviction: {pod.name}" + (" (forced: the node's grace is over)" if forced else ""))
             w.terminate(pod, self.grace(w.t))
