@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate", type=float, default=None,
                         help="client requests per second per service (default 20)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--scenario", action="append", default=None, metavar="NAME",
+                        help="run only these scenarios (repeatable; default rollout, replace, crash, quiet; "
+                        "the node scenarios: node-drain, consolidation, spot-interruption, node-shutdown, etp-local)")
 
 
 def check_bounds(phases: int, rate: float) -> None:
@@ -105,11 +108,15 @@ def render_text(report, source: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from lockstep.timing.config import EXAMPLE, read_stack_file
-    from lockstep.timing.simulate import simulate_stack
+    from lockstep.timing.simulate import DEFAULT_SCENARIOS, SCENARIOS, simulate_stack
 
     rate = _check_args(args)
     stack = read_stack_file(args.stack_config)
-    report = simulate_stack(stack, phases=args.phases, seed=args.seed, rate=rate, timeline=True)
+    unknown = [n for n in args.scenario or () if n not in SCENARIOS]
+    if unknown:
+        raise ConfigError([f"--scenario: {cut(unknown[0])} is not one of {', '.join(SCENARIOS)}"])
+    report = simulate_stack(stack, phases=args.phases, seed=args.seed, rate=rate, timeline=True,
+                            scenarios=tuple(args.scenario or DEFAULT_SCENARIOS))
     source = args.stack_config or EXAMPLE.name
     if args.format == "json":
         print(json.dumps({"stack": source, **report.as_dict()}, indent=2, ensure_ascii=False))

@@ -37,7 +37,7 @@ from lockstep.timing.invariants import RULES, Ctx, Scene, context, walk
 from lockstep.timing.model import Service, Stack
 from lockstep.timing.references import reference_errors
 from lockstep.timing.sim.spec import ServiceSpec, service_spec, stack_specs
-from lockstep.timing.simulate import SCENARIOS, simulate_specs
+from lockstep.timing.simulate import DEFAULT_SCENARIOS, simulate_specs
 
 Path = tuple[str | int, ...]
 CATEGORIES = ("caught", "gap", "strict", "harmless", "outside", "rejected_by_model")
@@ -347,15 +347,16 @@ def candidates(base: Baseline, path: Path, value: int) -> list[Mutant]:
 class SimCache:
     """Simulation verdicts per service spec: a mutant re-simulates only what it changed."""
 
-    def __init__(self, phases: int, seed: int, rate: float) -> None:
-        self.phases, self.seed, self.rate = phases, seed, rate
+    def __init__(self, phases: int, seed: int, rate: float,
+                 scenarios: tuple[str, ...] = DEFAULT_SCENARIOS) -> None:
+        self.phases, self.seed, self.rate, self.scenarios = phases, seed, rate, scenarios
         self.memo: dict[ServiceSpec, tuple[str, ...]] = {}
 
     def harm(self, spec: ServiceSpec) -> tuple[str, ...]:
         if spec not in self.memo:
             found = []
             for r in simulate_specs([spec], phases=self.phases, seed=self.seed, rate=self.rate,
-                                    scenarios=SCENARIOS, fast=True):
+                                    scenarios=self.scenarios, fast=True):
                 c = r.counts
                 if not c.harmful:
                     continue
@@ -391,9 +392,10 @@ def judge(base: Baseline, mutant: Mutant, sims: SimCache) -> Verdict:
 class Run:
     """One process's share of a mutation run: the baseline and its own simulation cache."""
 
-    def __init__(self, stack: Stack, phases: int, seed: int, rate: float) -> None:
+    def __init__(self, stack: Stack, phases: int, seed: int, rate: float,
+                 scenarios: tuple[str, ...] = DEFAULT_SCENARIOS) -> None:
         self.base = Baseline(stack)
-        self.sims = SimCache(phases, seed, rate)
+        self.sims = SimCache(phases, seed, rate, scenarios)
 
     def number(self, task: tuple[Path, int]) -> list[Verdict]:
         """Every wrong value of one number, judged."""
@@ -407,9 +409,9 @@ class Run:
 _run: Run | None = None  # a worker process's own `Run`, made once by `_start`
 
 
-def _start(stack: Stack, phases: int, seed: int, rate: float) -> None:
+def _start(stack: Stack, phases: int, seed: int, rate: float, scenarios: tuple[str, ...]) -> None:
     global _run
-    _run = Run(stack, phases, seed, rate)
+    _run = Run(stack, phases, seed, rate, scenarios)
 
 
 def _number(task: tuple[Path, int]) -> list[Verdict]:
@@ -431,13 +433,15 @@ def default_jobs() -> int:
 
 
 def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 10.0,
-                 only: str | None = None, jobs: int = 1) -> MutationReport:
+                 only: str | None = None, jobs: int = 1,
+                 scenarios: tuple[str, ...] = DEFAULT_SCENARIOS) -> MutationReport:
     """Every number of `stack` pushed to wrong values; `only`: a field-path prefix; `jobs`:
     worker processes (1: all in this process). The report is the same for any `jobs`: each
     number's mutants are judged on their own, the simulation is deterministic per spec and
-    seed, and the results are put back in the walk's order."""
+    seed, and the results are put back in the walk's order. `scenarios`: what each mutant is
+    simulated in (the node scenarios on request, as `lockstep simulate` runs them)."""
     started, cpu = time.perf_counter(), _cpu_s()
-    run = Run(stack, phases, seed, rate)
+    run = Run(stack, phases, seed, rate, scenarios)
     tasks = [(path, value) for path, value in numbers(run.base.data)
              if only is None or ".".join(str(p) for p in path).startswith(only)]
     report = MutationReport(phases=phases, rate=rate, numbers=len(tasks), jobs=max(1, jobs))
@@ -447,7 +451,7 @@ def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 
         per_number = [run.number(t) for t in tasks]
     else:
         with ProcessPoolExecutor(max_workers=jobs, initializer=_start,
-                                 initargs=(stack, phases, seed, rate)) as pool:
+                                 initargs=(stack, phases, seed, rate, scenarios)) as pool:
             harms = list(pool.map(_harm, run.base.specs))
             # One number per task: a number's cost varies by orders of magnitude (a wrong
             # value of a day simulates a day), so a free worker takes the next one.

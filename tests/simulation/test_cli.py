@@ -100,3 +100,15 @@ def test_mutate_exits_2_on_an_unreadable_stack(tmp_path, capsys):
     broken = tmp_path / "Pulumi.broken.yaml"
     broken.write_text("config: [", encoding="utf-8")
     assert main(["mutate", str(broken)]) == 2
+
+
+def test_simulate_runs_the_node_scenarios_asked_for(feed_stack, capsys):
+    assert main(["simulate", feed_stack, "--phases", "1", "--scenario", "node-drain", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {s["scenario"] for s in report["scenarios"]} == {"node-drain"}
+
+
+def test_simulate_names_an_unknown_scenario_in_one_line_and_exits_2(feed_stack, capsys):
+    assert main(["simulate", feed_stack, "--scenario", "reboot"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--scenario: 'reboot' is not one of" in err[0] and "node-drain" in err[0]

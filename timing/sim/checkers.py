@@ -16,8 +16,10 @@ class Checkers:
         if g.reg_at == INF or (g.pod.gone and t > g.pod.gone_at + lb.deregistration_delay + lb.interval
                                and "deregistration" in lb.removal):
             return
-        res = self.health(g.pod, t)
-        if res == "503":
+        # The node check (externalTrafficPolicy Local) is answered by kube-proxy: healthy while
+        # the node has a ready local endpoint, as kube-proxy sees it.
+        res = ("ok" if g.pod.in_proxy else "503") if self.node_check else self.health(g.pod, t)
+        if res == "503" and not self.node_check:
             self.c.deliberate_503 += 1
         if res == "timeout":
             self.at(t + lb.timeout, self._hc_result, g, False)
@@ -37,11 +39,28 @@ class Checkers:
             if g.health != "unhealthy" and g.fail >= lb.unhealthy_threshold:
                 g.health = "unhealthy"
                 self.first_unhealthy = min(self.first_unhealthy, self.t)
+                self._unhealthy_connections(g)
         if g.health != before:
             if g.health == "healthy" and self.t >= self.healthy_from:
                 self.healthy_again = min(self.healthy_again, self.t)
             self.dirty = True
             self.note(f"{g.pod.name}: LB target {g.health}")
+
+    def _unhealthy_connections(self, g: Target) -> None:
+        """An NLB resets an unhealthy target's connections (unhealthy.connection_termination,
+        on by default), or lets them drain for unhealthy.draining_interval_seconds and then
+        closes them. A target already deregistering is draining by its delay instead."""
+        lb, pod = self.spec.lb, g.pod
+        if lb.kind != "nlb" or pod.gone or (pod.term_at is not None and "deregistration" in lb.removal):
+            return
+        if lb.unhealthy_reset:
+            self.cut(pod, "NLB reset an unhealthy target's connections")
+        else:
+            self.at(self.t + lb.unhealthy_draining, self._unhealthy_drained, pod)
+
+    def _unhealthy_drained(self, pod: Pod) -> None:
+        if not pod.gone:
+            self.cut(pod, "NLB unhealthy draining interval over")
 
     def _gate_poll(self) -> None:
         # The controller sets a pod's readiness gate once its target is healthy.
@@ -62,7 +81,7 @@ class Checkers:
             return
         if t < pod.start or t - pod.start < probe.initial_delay:
             return
-        if pod.term_at is not None and kind != "readiness":
+        if (pod.term_at is not None or pod.signalled) and kind != "readiness":
             return  # liveness and startup are forced to success while a pod terminates
         if kind != "startup" and not pod.started:
             return

@@ -13,6 +13,18 @@ from lockstep.timing.sim.engine import World
 from lockstep.timing.sim.state import Pod
 
 TAIL = 15.0  # simulated seconds after the last old pod is gone
+# `kubectl drain` retries an eviction the PDB refuses every 5 s ("will retry after 5s");
+# Karpenter's and the termination handler's drains retry on their own short loops.
+EVICTION_RETRY_S = 5.0
+DRAIN_PATIENCE_S = 600.0  # a drain still blocked by the PDB after 10 minutes never completes
+
+
+def pdb_allows(w: World) -> bool:
+    """The eviction API's check: the pods whose Ready condition is true, less the one evicted,
+    must not fall below what the PDB keeps (the disruption controller counts Ready pods, not
+    minReadySeconds)."""
+    keep = w.spec.pdb_keep
+    return keep is None or sum(1 for p in w.pods if p.ready) - keep >= 1
 
 
 class ProgressDeadline:

@@ -63,6 +63,7 @@ class World(Lifecycle, Checkers):
         lb = spec.lb
         self.mode = "none" if lb is None else ("proxy" if lb.via_kube_proxy else "pods")
         self.hc_mode = lb is not None and "health_check" in lb.removal
+        self.node_check = lb is not None and lb.node_check
         # The keep-alive race needs the app to close an idle connection before the LB does:
         # with keepalive > idle timeout every reuse is safe, and connections need no tracking.
         self.race = keepalive_can_race(spec)

@@ -69,7 +69,7 @@ class Lifecycle:
             return "timeout"
         if pod.crashed or pod.net_down or t < pod.listen_at or pod.stop_at is not None:
             return "refused"
-        if pod.term_at is not None and self.hc_mode:
+        if (pod.term_at is not None and self.hc_mode) or pod.signalled:
             return "503"
         return "ok"
 
@@ -94,7 +94,7 @@ class Lifecycle:
         else:
             pod.ready_since = INF
             self.first_unready = min(self.first_unready, t)
-        if self.mode == "proxy":
+        if self.mode == "proxy" or self.node_check:
             self.at(t + self.spec.lb.endpoint_propagation, self._proxy_sync, pod)
         self.changed()
 
@@ -135,11 +135,30 @@ class Lifecycle:
                 if path == "deregistration":
                     g.no_new_after = min(g.no_new_after, t + lb.deregistration_propagation,
                                          t + lb.deregistration_delay)
-                    if lb.kind == "alb":  # an NLB lets established flows outlive the delay
+                    # An NLB lets established flows outlive the delay unless told to close them
+                    # (deregistration_delay.connection_termination.enabled).
+                    if lb.kind == "alb" or lb.dereg_reset:
                         self.at(t + lb.deregistration_delay, self._dereg_done, pod)
                 elif path == "endpoints":
                     g.no_new_after = min(g.no_new_after, t + lb.endpoint_propagation)
             self.at(max(t, g.no_new_after), self._lb_removed, g)  # an Argo switch may have set it earlier
+        self._signal(pod, grace)
+        self.changed()
+
+    def shutdown(self, pod: Pod, grace: float) -> None:
+        """The kubelet's graceful node shutdown: SIGTERM with no deletion, so the endpoints stay
+        ready and the LB learns only by its health checks, which the app fails from now on
+        (kubernetes #116965); grace 0 is no graceful shutdown: the pod dies with the node."""
+        self.note(f"{pod.name}: node shutdown (SIGTERM, no deletion, grace {grace:.0f}s)")
+        pod.signalled = True
+        if grace <= 0:
+            self._exit(pod, "node powered off")
+            return
+        self._signal(pod, grace)
+
+    def _signal(self, pod: Pod, grace: float) -> None:
+        """SIGTERM: preStop drain while serving, then stop accepting and finish; killed at grace."""
+        s, t = self.spec, self.t
         pod.kill_at = t + grace
         if s.drain < grace:
             self.at(t + s.drain, self._stop_accepting, pod)
@@ -147,7 +166,6 @@ class Lifecycle:
         if s.sidecar_drain is not None:
             self.at(t + s.sidecar_drain, self._sidecar_exit, pod)
         self.dirty = True
-        self.changed()
 
     def _lb_removed(self, g: Target) -> None:
         self.dirty = True

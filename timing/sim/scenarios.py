@@ -10,7 +10,8 @@ import random
 from dataclasses import dataclass, field
 
 from lockstep.timing.sim.argo import SwitchRollout
-from lockstep.timing.sim.controllers import TAIL, DeploymentRollout, StatefulSetRollout, stalled
+from lockstep.timing.sim.controllers import (DRAIN_PATIENCE_S, EVICTION_RETRY_S, TAIL, DeploymentRollout,
+                                             StatefulSetRollout, pdb_allows, stalled)
 from lockstep.timing.sim.engine import INF, Counts, Pod, World
 from lockstep.timing.sim.spec import ServiceSpec
 from lockstep.timing.sim.watchers import Observer, Watchdog
@@ -122,17 +123,16 @@ def replace(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False
     grace = spec.grace if spec.node_budget is None else min(spec.grace, spec.node_budget)
     tries = 0
     while True:
-        ready = sum(1 for p in w.pods if p.ready)
-        if spec.pdb_keep is None or ready - spec.pdb_keep >= 1:
+        if pdb_allows(w):
             break
         tries += 1
-        if tries > 120 or w.halted:
+        if tries > DRAIN_PATIENCE_S / EVICTION_RETRY_S or w.halted:
             w.c.deploy_failed += 1
             w.note("eviction: blocked by the PDB for 10 minutes (node drain never completes)")
             out = Outcome(spec.name, "replace", w.c, timeline=w.timeline)
             _planned_heartbeat(out, observers)
             return out
-        w.run(w.t + 5)
+        w.run(w.t + EVICTION_RETRY_S)
     t_evict = w.t
     # No capacity rule covers an eviction (the PDB rules do, when a PDB is declared): a
     # singleton left with no pod is noted; requests it loses behind an LB count as lost.

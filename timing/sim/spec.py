@@ -42,11 +42,30 @@ class LbSpec:
     deregistration_propagation: int
     registration_propagation: int
     endpoint_propagation: int
+    # NLB target group connection attributes (issue 13), as the model holds them.
+    unhealthy_reset: bool = True
+    unhealthy_draining: int = 0
+    dereg_reset: bool = False
+    # externalTrafficPolicy Local on instance targets: the LB checks the node's
+    # healthCheckNodePort, which answers by the node's ready local endpoints.
+    node_check: bool = False
 
     @property
     def via_kube_proxy(self) -> bool:
         """Instance targets removed by endpoints: the LB sends to nodes, kube-proxy picks pods."""
         return self.target_type == "instance" and "endpoints" in self.removal
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """What removes the nodes under a service, as the declared sources do it (issue 13)."""
+
+    pool_grace: int | None  # the least NodePool terminationGracePeriod; None: unset (waits for every pod)
+    pool_budgets: tuple[int | str, ...]  # each NodePool's disruption budget (nodes); (): no NodePool
+    spot: bool  # spot capacity runs here
+    spot_drained: bool  # a handler drains a spot node on its notice
+    spot_reaction: int  # notice to drain start (unknown: 0, as `_node_budget` counts it)
+    kubelet: int  # shutdownGracePeriod − shutdownGracePeriodCriticalPods; 0: no graceful shutdown
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +116,7 @@ class ServiceSpec:
     # the old ReplicaSet is scaled down this long after the switch. None: no switch (a
     # Deployment, a StatefulSet, or a basic canary, which rolls as a Deployment does).
     scale_down_delay: int | None = None
+    nodes: NodeSpec | None = None  # None: the stack declares no node sources
 
 
 def keepalive_can_race(spec: ServiceSpec) -> bool:
@@ -130,10 +150,20 @@ def _lb(svc: Service) -> LbSpec | None:
     if lb is None:
         return None
     hc = lb.health_check
+    removal = tuple(lb.removal)
+    node_check = lb.target_type == "instance" and lb.external_traffic_policy == "Local"
+    if node_check:
+        # With Local the LB sends to a node while its healthCheckNodePort passes: an endpoint
+        # update does not take the node out (kube-proxy then serves the node's terminating
+        # endpoints, KEP-1669); only the node check does (kubernetes #73362).
+        removal = tuple(p for p in removal if p != "endpoints")
+        removal += () if "health_check" in removal else ("health_check",)
     return LbSpec(lb.kind, lb.target_type, lb.protocol in ("HTTP", "HTTPS"), lb.idle_timeout_s,
                   hc.interval_s, hc.timeout_s, hc.healthy_threshold, hc.unhealthy_threshold,
-                  lb.deregistration_delay_s, tuple(lb.removal), lb.deregistration_propagation_s,
-                  lb.registration_propagation_s, lb.endpoint_propagation_s)
+                  lb.deregistration_delay_s, removal, lb.deregistration_propagation_s,
+                  lb.registration_propagation_s, lb.endpoint_propagation_s,
+                  lb.unhealthy_connection_termination, lb.unhealthy_draining_interval_s,
+                  lb.deregistration_connection_termination, node_check)
 
 
 def _gate(svc: Service) -> str:
@@ -203,6 +233,25 @@ def _node_budget(svc: Service, stack: Stack) -> int | None:
     return min(grants) if grants else None
 
 
+def _nodes(stack: Stack) -> NodeSpec | None:
+    nodes = stack.nodes
+    if nodes is None:
+        return None
+    pools = nodes.karpenter
+    graces = [p.termination_grace_period_s for p in pools if p.termination_grace_period_s is not None]
+    handler = nodes.termination_handler is not None
+    spot_pools = [p for p in pools if "spot" in p.capacity_types]
+    k = nodes.kubelet
+    # Which NodePool a service's pods land on is not stated: the least grace and the tightest
+    # budget of any pool stand for them (named in the scenario's note).
+    return NodeSpec(
+        pool_grace=min(graces) if graces else None, pool_budgets=tuple(p.budget_nodes for p in pools),
+        spot=bool(spot_pools) or nodes.asg_spot,
+        spot_drained=(any(p.interruption_queue or handler for p in spot_pools) or (nodes.asg_spot and handler)),
+        spot_reaction=nodes.spot_reaction_s or 0,
+        kubelet=0 if k is None else k.shutdown_grace_period_s - k.shutdown_grace_period_critical_pods_s)
+
+
 def _scale_down_delay(svc: Service) -> int | None:
     argo = svc.argo
     if argo is None or (argo.strategy == "canary" and argo.traffic_routing is None):
@@ -240,7 +289,7 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
         min_ready=svc.rollout.min_ready_s, progress_deadline=svc.rollout.progress_deadline_s,
         pdb_keep=keep, gate=_gate(svc), gate_poll=L.CONTROLLER_GATE_POLL_S,
         schedule=svc.schedule_s, watchdog=watchdog, heartbeat=beats,
-        scale_down_delay=_scale_down_delay(svc),
+        scale_down_delay=_scale_down_delay(svc), nodes=_nodes(stack),
     )
 
 

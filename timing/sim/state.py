@@ -40,7 +40,7 @@ class Pod:
     __slots__ = ("name", "created", "start", "listen_at", "started", "rd_pass", "gate_ok", "ready",
                  "ready_since", "term_at", "stop_at", "kill_at", "gone", "gone_at", "crashed",
                  "net_down", "inflight", "target", "restarts", "rd_ok", "rd_fail", "st_fail",
-                 "lv_fail", "in_proxy", "registered", "selected", "idle", "busy")
+                 "lv_fail", "in_proxy", "registered", "selected", "idle", "busy", "signalled")
 
     def __init__(self, name: str, t: float) -> None:
         self.name = name
@@ -72,6 +72,9 @@ class Pod:
         # connection ends at the pod the node forwarded it to), as a `Target` keeps them.
         self.idle: list[float] = []
         self.busy: list[float] = []
+        # SIGTERM without a deletion (the kubelet's graceful node shutdown): the pod stays in
+        # its endpoints, and the app fails its health checks from here on.
+        self.signalled = False
 
     def listening(self, t: float) -> bool:
         return (not self.gone and not self.crashed and not self.net_down and t >= self.listen_at
