@@ -11,6 +11,7 @@ what differs is who deletes it, when, and with what grace.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from lockstep.timing import limits as L
 from lockstep.timing.sim.controllers import DRAIN_PATIENCE_S, EVICTION_RETRY_S, TAIL, pdb_allows
@@ -116,17 +117,26 @@ def node_drain(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = Fa
     """The nodes under the service drained together (a node group's upgrade, `kubectl drain`
     of several nodes): every pod evicted through the PDB, each killed min(its grace, the node
     budget) after its deletion; the PDB alone paces the evictions."""
+    return _drain(spec, rng, rate, tl, fast, "node-drain",
+                  "node drain: every node under the service cordoned and drained", lambda pods: pods)
+
+
+def _drain(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool, fast: bool, name: str, note: str,
+           pick: Callable[[list[Pod]], list[Pod]]) -> Outcome:
+    """The nodes of the pods `pick` chooses drained: each evicted through the PDB and killed
+    min(its grace, the node budget) after its deletion."""
     w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
     if not pods:
-        return _no_pods(w, "node-drain")
+        return _no_pods(w, name)
     w.run(t0)
     w.rate = rate
     w.min_available = INF
-    w.note("node drain: every node under the service cordoned and drained")
+    victims = pick(pods)
+    w.note(note)
     grace = _node_grace(spec)
-    ev = Eviction(w, pods, lambda t: grace)
+    ev = Eviction(w, victims, lambda t: grace)
     w.on_change = ev.on_change
-    return _finish(w, "node-drain", observers, ev.done, t0, "drain_s")
+    return _finish(w, name, observers, ev.done, t0, "drain_s")
 
 
 # ---- Karpenter consolidation -----------------------------------------------------------------------
@@ -263,15 +273,5 @@ def etp_local(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = Fal
     healthCheckNodePort has failed interval × unhealthy threshold times, which starts only once
     kube-proxy sees no ready local endpoint; meanwhile kube-proxy serves the terminating pod
     (KEP-1669). The NLB's connection attributes decide whether open connections are reset."""
-    w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
-    if not pods:
-        return _no_pods(w, "etp-local")
-    w.run(t0)
-    w.rate = rate
-    w.min_available = INF
-    victim = pods[rng.randrange(len(pods))]
-    w.note("etp-local: the node of one pod drained")
-    grace = _node_grace(spec)
-    ev = Eviction(w, [victim], lambda t: grace)
-    w.on_change = ev.on_change
-    return _finish(w, "etp-local", observers, ev.done, t0, "drain_s")
+    return _drain(spec, rng, rate, tl, fast, "etp-local", "etp-local: the node of one pod drained",
+                  lambda pods: [pods[rng.randrange(len(pods))]])
