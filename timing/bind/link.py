@@ -22,6 +22,7 @@ from lockstep.timing import extract as X
 from lockstep.timing.bind import lbs
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.lbs import LbSource
+from lockstep.timing.bind.nodes import NodesRead, read_nodes
 from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
 from lockstep.timing.context import Scene
 from lockstep.timing.conventions import GATE_CONDITION, GATE_LABEL
@@ -39,6 +40,7 @@ class Subject:
     hpa: Resource | None = None
     namespace: Resource | None = None
     notes: list[str] = field(default_factory=list)
+    nodes: NodesRead | None = None  # the cluster's node disruption sources, shared by every subject
 
     @property
     def key(self) -> str:
@@ -81,6 +83,7 @@ class Linked:
     heartbeats: list[HeartbeatLink] = field(default_factory=list)
     failovers: list[FailoverLink] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    nodes: NodesRead = field(default_factory=NodesRead)  # the node disruption sources (timing.bind.nodes)
     unreadable: list[tuple[Resource, str]] = field(default_factory=list)  # input errors
     not_judged: list[tuple[Resource, str]] = field(default_factory=list)  # valid, but outside the model
     warnings: list[tuple[Resource, str]] = field(default_factory=list)  # links that lead nowhere: likely a mistake
@@ -257,6 +260,22 @@ def heartbeat_links(idx: Index, subjects: list[Subject], linked: Linked) -> None
         linked.heartbeats.append(HeartbeatLink(cm, deployment, scene, watched, notes))
 
 
+def node_links(idx: Index, linked: Linked) -> None:
+    """The node disruption sources (NodePools, their EC2NodeClasses, the autoscalers' and the
+    termination handler's settings, a KubeletConfiguration), attached to every subject: the
+    node rules judge each workload against what removes its nodes."""
+    read = read_nodes(idx)
+    linked.nodes = read
+    linked.unreadable += read.unreadable
+    if read.nodes is None:
+        return
+    if read.defaults:
+        linked.notes.append("node sources: defaults applied: " + "; ".join(read.defaults))
+    linked.notes += [f"node sources: {n}" for n in read.notes]
+    for s in linked.subjects:
+        s.nodes = read
+
+
 def guards(check: Resource, record: Resource) -> bool:
     """The record names the health check by id (when known) or depends on it."""
     check_id = known(dig(check.obj, "id"))
@@ -352,6 +371,7 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
             out.lone.append(LoneTarget(tg, X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **tg_options)))
         except (X.ExtractError, ValueError) as err:
             out.unreadable.append((tg, str(err)))
+    node_links(idx, out)
     heartbeat_links(idx, out.subjects, out)
     failover_links(idx, out.subjects, options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]
