@@ -22,13 +22,13 @@ them (`lockstep render` writes both from `lockstep:nodes`): `lockstep.dev/interr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lockstep.timing import extract as X
 from lockstep.timing import nodes as N
 from lockstep.timing.bind.index import Index
-from lockstep.timing.bind.resource import Resource, dig
+from lockstep.timing.bind.resource import Origin, Resource, dig
 from lockstep.timing.conventions import ANNOTATION
 from lockstep.timing.extract import nodes as XN
 from lockstep.timing.model import KubeletShutdown, Nodes
@@ -57,6 +57,17 @@ class NodesRead:
     sources: list[Resource] = field(default_factory=list)  # the resources read, in input order
 
 
+def at(r: Resource, err: X.ExtractError, path: tuple[Any, ...] | None = None) -> Resource:
+    """The resource as the report names it for a bad field: at the field's line when known."""
+    path = path if path is not None else getattr(err, "path", ())
+    if not path:
+        return r
+    file, line = r.origin.locate(path)
+    if not line:
+        return r
+    return replace(r, origin=Origin(r.origin.id, file, lambda _p: (file, line)))
+
+
 def containers(r: Resource) -> list[dict[str, Any]]:
     return [c for c in X.items(dig(r.obj, "spec", "template", "spec", "containers")) if isinstance(c, dict)]
 
@@ -76,19 +87,24 @@ def _kubelet_of_pools(pools: list[Resource], classes: dict[str, Resource], read:
                       ) -> tuple[KubeletShutdown | None, bool]:
     """The kubelet shutdown every pool's EC2NodeClass NodeConfig states (the least it leaves
     ordinary pods, when they differ); (None, False) when some pool's class does not say."""
-    found: list[tuple[KubeletShutdown | None, Resource]] = []
+    found: list[tuple[KubeletShutdown, Resource]] = []
     for p in pools:
         ref = dig(p.obj, "spec", "template", "spec", "nodeClassRef", "name")
         cls = classes.get(str(ref))
-        config = XN.nodeconfig_kubelet(dig(cls.obj, "spec", "userData")) if cls is not None else None
-        if config is None or dig(config, "shutdownGracePeriod") is None:
+        if cls is None:
             return None, False
-        shutdown, _ = XN.kubelet_shutdown(config, f"EC2NodeClass {cls.name} NodeConfig spec.kubelet.config")
+        try:
+            config = XN.nodeconfig_kubelet(dig(cls.obj, "spec", "userData"))
+            if config is None or dig(config, "shutdownGracePeriod") is None:
+                return None, False
+            shutdown, _ = XN.kubelet_shutdown(config, "NodeConfig spec.kubelet.config")
+        except X.ExtractError as err:
+            read.unreadable.append((at(cls, err, ("spec", "userData")), f"spec.userData: {err}"))
+            return None, False
         found.append((shutdown, cls))
     if not found:
         return None, False
-    shutdown, cls = min(found, key=lambda fc: (fc[0].shutdown_grace_period_s - fc[0].shutdown_grace_period_critical_pods_s
-                                              if fc[0] is not None else 0))
+    shutdown, cls = min(found, key=lambda fc: fc[0].shutdown_grace_period_s - fc[0].shutdown_grace_period_critical_pods_s)
     read.origins[N.KUBELET] = (cls, ("spec", "userData"))
     read.sources.append(cls)
     return shutdown, True
@@ -139,7 +155,7 @@ def read_nodes(idx: Index) -> NodesRead:
                 reaction = value if reaction is None else max(reaction, value)
                 read.origins["nodes.spot_reaction_s"] = (p, ("metadata", "annotations", REACTION_ANNOTATION))
         except X.ExtractError as err:
-            read.unreadable.append((p, str(err)))
+            read.unreadable.append((at(p, err), str(err)))
             continue
         read.defaults += said
         read.sources.append(p)
@@ -176,7 +192,7 @@ def read_nodes(idx: Index) -> NodesRead:
     try:
         if kubelet_docs:
             k = kubelet_docs[0]
-            shutdown, said = XN.kubelet_shutdown(k.obj, f"KubeletConfiguration {k.name or k.origin.file}")
+            shutdown, said = XN.kubelet_shutdown(k.obj, "KubeletConfiguration")
             data["kubelet"] = _off(shutdown)
             read.defaults += said
             read.origins[N.KUBELET] = (k, ("shutdownGracePeriod",))
@@ -189,9 +205,8 @@ def read_nodes(idx: Index) -> NodesRead:
                 data["kubelet"] = _off(shutdown_or_none)
             else:
                 unknown.add(N.KUBELET)
-    except X.ExtractError as err:
-        where = kubelet_docs[0] if kubelet_docs else pools[0]
-        read.unreadable.append((where, str(err)))
+    except X.ExtractError as err:  # the KubeletConfiguration document (a NodeConfig's is said above)
+        read.unreadable.append((at(kubelet_docs[0], err, tuple(getattr(err, "path", ()))[-1:]), str(err)))
         unknown.add(N.KUBELET)
     nodes = Nodes.model_validate(data)
     nodes._unknown = frozenset(unknown)

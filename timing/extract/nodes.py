@@ -38,6 +38,19 @@ _UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.
 NEVER = "Never"  # Karpenter's consolidateAfter: consolidation never starts
 
 
+class FieldError(ExtractError):
+    """Bad input at one field: `path` is its key path in the object (for the line)."""
+
+    def __init__(self, message: str, path: tuple[Any, ...] = ()) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _path(where: str) -> tuple[Any, ...]:
+    """A dotted field path ("spec.disruption.budgets[0].nodes") as keys."""
+    return tuple(int(k) if k.isdigit() else k for k in re.split(r"[.\[\]]+", where) if k)
+
+
 def duration_s(raw: Any, where: str, lo: int = L.SECONDS.lo, hi: int = L.SECONDS.hi) -> int:
     """A Go duration as whole seconds, rounded down (the bound that holds: a grace of 1.5 s
     grants at least 1 s). Unparsable, negative or out of `lo`–`hi` s: `ExtractError` naming
@@ -45,7 +58,7 @@ def duration_s(raw: Any, where: str, lo: int = L.SECONDS.lo, hi: int = L.SECONDS
     text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else None
     allowed = f"allowed: a Go duration such as 90s or 1m30s, {lo}–{hi}s"
     if text is None or not text:
-        raise ExtractError(f"{where}: expected a duration, got {raw!r} ({allowed})")
+        raise FieldError(f"{where}: expected a duration, got {raw!r} ({allowed})", _path(where))
     sign, body = (-1, text[1:]) if text[0] == "-" else (1, text.removeprefix("+"))
     if body == "0":
         total = 0.0
@@ -57,10 +70,10 @@ def duration_s(raw: Any, where: str, lo: int = L.SECONDS.lo, hi: int = L.SECONDS
             total += float(m.group(1)) * _UNIT_S[m.group(2)]
             pos = m.end()
         if pos != len(body) or not body:
-            raise ExtractError(f"{where}: {raw!r} is not a duration ({allowed})")
+            raise FieldError(f"{where}: {raw!r} is not a duration ({allowed})", _path(where))
     seconds = math.floor(sign * total)
     if not lo <= seconds <= hi:
-        raise ExtractError(f"{where}: {raw!r} is out of range ({allowed})")
+        raise FieldError(f"{where}: {raw!r} is out of range ({allowed})", _path(where))
     return seconds
 
 
@@ -112,7 +125,8 @@ def _budget_nodes(budgets: list[Any], where: str) -> int | str | None:
         elif raw.isdigit():
             counts.append(int(raw))
         else:
-            raise ExtractError(f"{where}.budgets[{i}].nodes: {raw!r} (allowed: a whole number ≥0 or 0%–100%)")
+            raise FieldError(f"{where}.budgets[{i}].nodes: {raw!r} (allowed: a whole number ≥0 or 0%–100%)",
+                             _path(f"{where}.budgets[{i}].nodes"))
     if counts:
         return min(counts)
     if percents:
@@ -181,10 +195,11 @@ def kubelet_shutdown(config: Mapping[str, Any], where: str) -> tuple[KubeletShut
             defaults.append(f"{where}: {key} 0s (unset)")
         else:
             data[field] = duration_s(raw, f"{where}.{key}")
-    try:
-        return build(KubeletShutdown, data), defaults
-    except ExtractError as err:
-        raise ExtractError(f"{where}: {err} (shutdownGracePeriodCriticalPods must be ≤ shutdownGracePeriod)") from None
+    total, critical = data.get("shutdown_grace_period_s", 0), data.get("shutdown_grace_period_critical_pods_s", 0)
+    if critical > total:  # the kubelet refuses a critical share larger than the whole period
+        raise FieldError(f"{where}.shutdownGracePeriodCriticalPods: {critical}s exceeds shutdownGracePeriod "
+                         f"{total}s (allowed: 0s–shutdownGracePeriod)", ("shutdownGracePeriodCriticalPods",))
+    return build(KubeletShutdown, data), defaults
 
 
 NODECONFIG = ("node.eks.aws/v1alpha1", "NodeConfig")
