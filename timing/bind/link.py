@@ -260,22 +260,6 @@ def heartbeat_links(idx: Index, subjects: list[Subject], linked: Linked) -> None
         linked.heartbeats.append(HeartbeatLink(cm, deployment, scene, watched, notes))
 
 
-def node_links(idx: Index, linked: Linked) -> None:
-    """The node disruption sources (NodePools, their EC2NodeClasses, the autoscalers' and the
-    termination handler's settings, a KubeletConfiguration), attached to every subject: the
-    node rules judge each workload against what removes its nodes."""
-    read = read_nodes(idx)
-    linked.nodes = read
-    linked.unreadable += read.unreadable
-    if read.nodes is None:
-        return
-    if read.defaults:
-        linked.notes.append("node sources: defaults applied: " + "; ".join(read.defaults))
-    linked.notes += [f"node sources: {n}" for n in read.notes]
-    for s in linked.subjects:
-        s.nodes = read
-
-
 def guards(check: Resource, record: Resource) -> bool:
     """The record names the health check by id (when known) or depends on it."""
     check_id = known(dig(check.obj, "id"))
@@ -371,7 +355,11 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
             out.lone.append(LoneTarget(tg, X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **tg_options)))
         except (X.ExtractError, ValueError) as err:
             out.unreadable.append((tg, str(err)))
-    node_links(idx, out)
+    out.nodes = read_nodes(idx)  # what removes every workload's nodes (timing.bind.nodes)
+    out.unreadable += out.nodes.unreadable
+    out.notes += out.nodes.report()
+    for s in out.subjects if out.nodes.nodes is not None else ():
+        s.nodes = out.nodes
     heartbeat_links(idx, out.subjects, out)
     failover_links(idx, out.subjects, options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]

@@ -56,6 +56,13 @@ class NodesRead:
     unreadable: list[tuple[Resource, str]] = field(default_factory=list)
     sources: list[Resource] = field(default_factory=list)  # the resources read, in input order
 
+    def report(self) -> list[str]:
+        """The linker's notes on the node sources: the defaults applied, and what is not read."""
+        if self.nodes is None:
+            return []
+        out = ["node sources: defaults applied: " + "; ".join(self.defaults)] if self.defaults else []
+        return out + [f"node sources: {n}" for n in self.notes]
+
 
 def at(r: Resource, err: X.ExtractError, path: tuple[Any, ...] | None = None) -> Resource:
     """The resource as the report names it for a bad field: at the field's line when known."""
