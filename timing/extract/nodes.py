@@ -308,8 +308,8 @@ def cluster_autoscaler(container: Mapping[str, Any]) -> tuple[ClusterAutoscaler,
 # default 120 (limits). Queue-processor mode is `--enable-sqs-termination-draining` /
 # ENABLE_SQS_TERMINATION_DRAINING (default false: IMDS mode, a DaemonSet on every node); in IMDS
 # mode spot notices are drained unless `--enable-spot-interruption-draining` /
-# ENABLE_SPOT_INTERRUPTION_DRAINING is false (default true). The chart's docs and the handler's
-# config code agree on these defaults.
+# ENABLE_SPOT_INTERRUPTION_DRAINING is false (default true). These are the handler's config code
+# defaults; an old chart README listed a deprecated `gracePeriod` at 30 s, and the code wins.
 NTH_POD_GRACE = ("pod-termination-grace-period", "POD_TERMINATION_GRACE_PERIOD")
 NTH_NODE_GRACE = ("node-termination-grace-period", "NODE_TERMINATION_GRACE_PERIOD")
 NTH_QUEUE = ("enable-sqs-termination-draining", "ENABLE_SQS_TERMINATION_DRAINING")
