@@ -213,10 +213,10 @@ def nodeconfig_kubelet(user_data: Any) -> Mapping[str, Any] | None:
     kubelet settings."""
     if not isinstance(user_data, str) or not user_data.strip():
         return None
-    texts = []
+    texts = []  # pragma: no mutate (both branches below assign texts: this only declares it)
     if "MIME-Version" in user_data or "Content-Type:" in user_data:
         msg = message_from_string(user_data)
-        parts = msg.walk() if msg.is_multipart() else [msg]
+        parts = msg.walk()  # a single-part message walks as itself
         texts = [str(p.get_payload()) for p in parts
                  if not p.is_multipart() and p.get_content_type() == "application/node.eks.aws"]
     else:
