@@ -15,6 +15,7 @@ from lockstep.infra.config import broker_url, load_stack, read_values
 from lockstep.infra.failover import RegionalFailover, RegionalFailoverArgs
 from lockstep.infra.heartbeat import HeartbeatService, HeartbeatServiceArgs
 from lockstep.infra.namespaces import Namespaces, NamespacesArgs
+from lockstep.infra.nodes import NodePools, NodePoolsArgs
 from lockstep.infra.rollout import routed_by_alb
 from lockstep.infra.target_group import TargetGroup, TargetGroupArgs
 from lockstep.infra.workload import Workload, WorkloadArgs
@@ -29,6 +30,7 @@ class Built:
     workloads: dict[str, Workload]
     heartbeat: HeartbeatService | None
     failover: RegionalFailover | None
+    node_pools: NodePools | None = None
 
 
 def build(stack: Stack, broker: pulumi.Output[str] | None) -> Built:
@@ -59,7 +61,10 @@ def build(stack: Stack, broker: pulumi.Output[str] | None) -> Built:
     if stack.failover is not None:
         entry = next(s for s in stack.services if s.name == stack.failover.entry_service)
         failover = RegionalFailover("failover", RegionalFailoverArgs(stack, ns[entry.namespace]))
-    return Built(namespaces, target_groups, workloads, heartbeat, failover)
+    node_pools = None
+    if stack.nodes is not None and stack.nodes.karpenter:
+        node_pools = NodePools("nodepools", NodePoolsArgs(stack.nodes, pulumi.get_stack()))
+    return Built(namespaces, target_groups, workloads, heartbeat, failover, node_pools)
 
 
 def run() -> Built:

@@ -631,6 +631,14 @@ class Nodes(Strict):
         "null: unknown (rules that need it are skipped)")
     kubelet: KubeletShutdown | None = Field(
         default=None, description="the nodes' graceful shutdown; null: not configured (shutdownGracePeriod 0)")
+    # Sources no input states (the audit given no KubeletConfiguration, NodePools without the
+    # Karpenter controller): the field paths `timing.nodes` then treats as unknown, so a rule
+    # that needs them is skipped. Set by `timing.bind.nodes` only; not configurable.
+    _unknown: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def unknown(self) -> frozenset[str]:
+        return self._unknown
 
 
 # ---- the stack ---------------------------------------------------------------------------------

@@ -33,6 +33,11 @@ class Budget:
     lead: Term | None = None
 
 
+# The sources an input may leave unstated (`Nodes.unknown`, set by the audit's linker).
+KUBELET = "nodes.kubelet"
+QUEUE = "nodes.karpenter.interruption_queue"
+
+
 def spot_pools(nodes: Nodes) -> list[int]:
     """Indices of the Karpenter NodePools that may launch spot capacity."""
     return [i for i, p in enumerate(nodes.karpenter) if "spot" in p.capacity_types]
@@ -59,7 +64,7 @@ def _spot_delaying_handler(nodes: Nodes) -> TerminationHandler | None:
 
 def undrained_spot(nodes: Nodes) -> list[str]:
     """The spot capacity no handler drains on its interruption notice, by the field that says so."""
-    found = ["nodes.karpenter.interruption_queue" for i in spot_pools(nodes)
+    found = [QUEUE for i in spot_pools(nodes)
              if not _spot_drained_by_karpenter(nodes, i)]
     if nodes.asg_spot and nodes.termination_handler is None:
         found.append("nodes.termination_handler")
@@ -105,6 +110,8 @@ def kubelet_budget(nodes: Nodes) -> Term:
     # the smaller of that and its own terminationGracePeriodSeconds. A critical share of 0 is
     # accepted (the docs ask for both non-zero; the code, which wins, gives ordinary pods all).
     k = nodes.kubelet
+    if KUBELET in nodes.unknown:
+        return Term("kubelet shutdown", 0, KUBELET, (KUBELET,), fields=(KUBELET,))
     if k is None:
         return Term("kubelet shutdown", 0, "nodes.kubelet unset: no graceful node shutdown", fields=("nodes.kubelet",))
     total = source_field("nodes.kubelet.shutdown_grace_period_s", k.shutdown_grace_period_s)
@@ -124,3 +131,18 @@ def node_budget_s(svc: Service, nodes: Nodes | None) -> int | None:
         return own
     granted = [int(b.grant.value) - (int(b.lead.value) if b.lead is not None else 0) for b in budgets(nodes)]
     return min(granted) if granted else None
+
+
+def shutdown_may_stop_pods(nodes: Nodes) -> bool:
+    """The kubelet's graceful shutdown may be what stops pods here: it is configured, or no
+    input says whether it is, or spot capacity runs that no handler drains."""
+    return nodes.kubelet is not None or KUBELET in nodes.unknown or bool(undrained_spot(nodes))
+
+
+def undecided_trigger(nodes: Nodes) -> tuple[str, ...]:
+    """What decides whether undrained shutdowns happen at all, when only an unstated source
+    (the Karpenter controller's interruption queue) says spot nodes go undrained."""
+    if nodes.kubelet is not None or KUBELET in nodes.unknown:
+        return ()
+    found = undrained_spot(nodes)
+    return (QUEUE,) if found and QUEUE in nodes.unknown and set(found) == {QUEUE} else ()

@@ -183,7 +183,7 @@ def test_children_are_named_from_and_parented_to_their_component(recorded):
     components = {r.urn: r for r in recorded if not r.custom}
     assert {c.type for c in components.values()} <= {
         f"lockstep:infra:{x}" for x in ("Namespaces", "TargetGroup", "Workload", "HeartbeatService",
-                                         "RegionalFailover")}
+                                         "RegionalFailover", "NodePools")}
     for r in recorded:
         if not r.custom:
             continue

@@ -19,6 +19,9 @@ from tests.infra.support import example_values, render
 
 TGB_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "targetgroupbinding-v1beta1.json").read_text())
 ROLLOUT_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "rollout-v1alpha1.json").read_text())
+# Karpenter's NodePool and EC2NodeClass (issue 13): CRDs, checked against their shape too
+CRD_SCHEMAS = {kind: json.loads((Path(__file__).parent / "schemas" / f"{name}.json").read_text())
+               for kind, name in (("NodePool", "nodepool-v1"), ("EC2NodeClass", "ec2nodeclass-v1"))}
 
 
 def manifests(res):
@@ -28,6 +31,9 @@ def manifests(res):
 def _validate(urn: str, obj: dict, version: str) -> None:
     if obj["kind"] == "TargetGroupBinding":
         jsonschema.validate(obj, TGB_SCHEMA)
+        return
+    if obj["kind"] in CRD_SCHEMAS:
+        jsonschema.validate(obj, CRD_SCHEMAS[obj["kind"]])
         return
     if obj["kind"] == "Rollout":  # the example's blue-green service: a CRD, as the binding is
         jsonschema.validate(obj, ROLLOUT_SCHEMA)

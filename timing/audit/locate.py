@@ -15,6 +15,7 @@ from lockstep.timing import extract as X
 from lockstep.timing.bind.judge import Judgement
 from lockstep.timing.bind.lbs import TG_KEYS, UNSTATED, unstated_needs
 from lockstep.timing.bind.link import Subject
+from lockstep.timing.bind.nodes import DECIDED_BY as NODE_SOURCES
 from lockstep.timing.bind.resource import Resource, dig
 from lockstep.timing.findings import Finding
 from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
@@ -25,7 +26,9 @@ NEEDS["shutdown.finish_s"] = C.ANNOTATION + C.FINISH_ANNOTATION
 # Only unknown when a preStop command is not a sleep: a known drain is located at the preStop hook.
 DECIDED_BY = {**NEEDS, "shutdown.drain_s": C.ANNOTATION + C.DRAIN_ANNOTATION,
               # only unknown for a DaemonSet (its node count)
-              "replicas": C.ANNOTATION + C.NODES_ANNOTATION}
+              "replicas": C.ANNOTATION + C.NODES_ANNOTATION,
+              # the node disruption sources the input leaves unstated (timing.bind.nodes)
+              **NODE_SOURCES}
 PROBES = {"startup": "startupProbe", "readiness": "readinessProbe", "liveness": "livenessProbe"}
 PROBE_KEYS = {v: k for k, v in X.PROBE_FIELDS.items()}
 ROLLOUT = {"max_surge": ("spec", "strategy", "rollingUpdate", "maxSurge"),
@@ -88,6 +91,8 @@ def field_location(subject: Subject, field: str) -> tuple[Resource, tuple[Any, .
         return subject.pdb, ("spec", key)
     if head == "hpa" and subject.hpa is not None:
         return subject.hpa, ("spec", "minReplicas")
+    if head == "nodes":
+        return subject.nodes.origins.get(field) if subject.nodes is not None else None
     if head == "readiness_gate":
         if subject.namespace is not None:
             return subject.namespace, ("metadata", "labels")

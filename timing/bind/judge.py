@@ -18,7 +18,13 @@ from lockstep.timing.bind.resource import Resource
 from lockstep.timing.context import Ctx, Scene
 from lockstep.timing.findings import Finding
 from lockstep.timing.invariants import walk
+from lockstep.timing.invariants import nodes as nd
 from lockstep.timing.invariants.registry import RESOURCE_RULES
+
+# The stack checks that read only the services and the node disruption sources (`scene.nodes`):
+# judged per subject, on a scene of that workload and the sources the linker read.
+NODE_CHECKS = (nd.node_budget_covers_drain, nd.node_shutdown_drains_without_endpoints)
+NODE_RULES = tuple(r for r in RESOURCE_RULES if any(c.scope == "stack" and c.body in NODE_CHECKS for c in r.checks))
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,9 @@ class Judgement:
 def subject_findings(s: Subject, ctx: Ctx, seen_tgs: set[int]) -> list[Judgement]:
     scene = Scene(services=(s.service,))
     found = [Judgement(f, s.workload, s, s.key) for f in walk(scene, ctx, RESOURCE_RULES, scopes=("service",))]
+    if s.nodes is not None and s.nodes.nodes is not None:
+        on_nodes = Scene(services=(s.service,), nodes=s.nodes.nodes)
+        found += [Judgement(f, s.workload, s, s.key) for f in walk(on_nodes, ctx, NODE_RULES, scopes=("stack",))]
     src = s.source
     if src is None or src.lb.unknown:
         # (a target group the input lacks: the lb-scope rules judge its own values, none of them known)

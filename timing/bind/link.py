@@ -22,6 +22,7 @@ from lockstep.timing import extract as X
 from lockstep.timing.bind import lbs
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.lbs import LbSource
+from lockstep.timing.bind.nodes import NodesRead, read_nodes
 from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
 from lockstep.timing.context import Scene
 from lockstep.timing.conventions import GATE_CONDITION, GATE_LABEL
@@ -39,6 +40,7 @@ class Subject:
     hpa: Resource | None = None
     namespace: Resource | None = None
     notes: list[str] = field(default_factory=list)
+    nodes: NodesRead | None = None  # the cluster's node disruption sources, shared by every subject
 
     @property
     def key(self) -> str:
@@ -81,6 +83,7 @@ class Linked:
     heartbeats: list[HeartbeatLink] = field(default_factory=list)
     failovers: list[FailoverLink] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    nodes: NodesRead = field(default_factory=NodesRead)  # the node disruption sources (timing.bind.nodes)
     unreadable: list[tuple[Resource, str]] = field(default_factory=list)  # input errors
     not_judged: list[tuple[Resource, str]] = field(default_factory=list)  # valid, but outside the model
     warnings: list[tuple[Resource, str]] = field(default_factory=list)  # links that lead nowhere: likely a mistake
@@ -352,6 +355,11 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
             out.lone.append(LoneTarget(tg, X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **tg_options)))
         except (X.ExtractError, ValueError) as err:
             out.unreadable.append((tg, str(err)))
+    out.nodes = read_nodes(idx)  # what removes every workload's nodes (timing.bind.nodes)
+    out.unreadable += out.nodes.unreadable
+    out.notes += out.nodes.report()
+    for s in out.subjects if out.nodes.nodes is not None else ():
+        s.nodes = out.nodes
     heartbeat_links(idx, out.subjects, out)
     failover_links(idx, out.subjects, options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]

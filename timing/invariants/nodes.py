@@ -7,6 +7,7 @@ service-scope checks read only the service.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
@@ -85,9 +86,10 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
     leave a pod the LB's detection + finish + margin (kubernetes #116965). Judged when the
     stack configures the kubelet's shutdown or runs spot capacity no handler drains."""
     nodes = scene.nodes
-    if nodes is None or (nodes.kubelet is None and not N.undrained_spot(nodes)):
+    if nodes is None or not N.shutdown_may_stop_pods(nodes):
         return []
     shutdown = N.kubelet_budget(nodes)
+    maybe = N.undecided_trigger(nodes)
     found = []
     for svc in scene.services:
         if svc.lb is None:
@@ -95,6 +97,8 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
         need = d.total("lb detection + finish", d.detection(svc.lb), d.finish(svc))
         grace = d.field("grace", svc.shutdown.grace_s, "shutdown.grace_s")
         limit = min((grace, shutdown), key=lambda t: int(t.value))
+        if maybe:  # whether the path exists is unknown: the verdict can only hold or be skipped
+            limit = replace(limit, unknown=(*limit.unknown, *maybe))
         fix = (f"raise nodes.kubelet shutdownGracePeriod (beyond the critical pods' share) and "
                f"shutdown.grace_s to ≥{int(need.value) + ctx.margin_s}s, or drain spot nodes with a handler")
         found.append(judge(svc.name, need, "<=", limit, fix, ctx.margin_s, service=svc.name))

@@ -123,14 +123,15 @@ RULES: tuple[Rule, ...] = (
          "Route 53 health check + record + entry workload + LB chain + HPA", ("stack", fo.failover_ignores_deploys)),
     rule("failback-is-deliberate", WARNING, "config", "failback checks and connection closing are application "
          "behaviour", ("stack", fo.failback_is_deliberate)),
-    # issue 13: node disruptions. The audit and the policy pack do not read NodePools, autoscaler
-    # and handler args, KubeletConfiguration, externalTrafficPolicy or the NLB connection
-    # attributes yet: those rules are decided by a stack config only, as their `reads` say.
-    rule("node-budget-covers-drain", BOTH, "config",
-         "the node disruption sources (autoscaler, NodePool, spot handler args) are read from a stack config only",
+    # issue 13: node disruptions. The node sources are read by `timing.bind.nodes`; the rules
+    # still "config" say what no resource states yet in their `reads`.
+    rule("node-budget-covers-drain", BOTH, "resources",
+         CHAIN + " + Karpenter NodePool + cluster-autoscaler / aws-node-termination-handler / Karpenter "
+         "controller args and env (lockstep.dev/spot-reaction-seconds on the NodePool)",
          ("stack", nd.node_budget_covers_drain)),
-    rule("node-shutdown-drains-without-endpoints", ERROR, "config",
-         "the kubelet's shutdown periods and the spot handling are read from a stack config only",
+    rule("node-shutdown-drains-without-endpoints", ERROR, "resources",
+         CHAIN + " + KubeletConfiguration, or the NodePools' EC2NodeClass NodeConfig (shutdownGracePeriod) + "
+         "NodePool capacity type + Karpenter controller / aws-node-termination-handler",
          ("stack", nd.node_shutdown_drains_without_endpoints)),
     rule("eviction-waits-for-lb", ERROR, "resources", CHAIN + " + PDB + Namespace (gate label)",
          ("service", nd.eviction_waits_for_lb)),
