@@ -1,7 +1,7 @@
 """Benchmark: the heartbeat chaos run (tests/heartbeat/chaos.py) for about ten minutes
 against a private RabbitMQ on loopback: kill -9 and SIGSTOP/SIGCONT of the broker every
 3–8 s, scopes failing and recovering, a gateway sometimes slower than its ack timeout.
-Targets: 0 lost, 0 out of order, 0 beats ahead of the gateway, 0 beats while failing,
+Targets: 0 lost, 0 undelivered, 0 out of order, 0 beats ahead of the gateway, 0 beats while failing,
 0 expired beats read.
 
     .venv/bin/python bench/bench_heartbeat_chaos.py [--minutes 10] [--seed N]
@@ -41,7 +41,7 @@ def main() -> int:
     wall = time.monotonic() - started
     print(f"heartbeat chaos: {wall:.0f} s wall, {res.kills} kills, {res.freezes} freezes, "
           f"{res.slow_acks} slow gateway acks, {res.decided} commands decided, {res.beats_read} beats read")
-    for name in ("lost", "out_of_order", "foreign_duplicates", "ahead_of_gateway", "beats_while_failing",
+    for name in ("lost", "undelivered", "out_of_order", "foreign_duplicates", "ahead_of_gateway", "beats_while_failing",
                  "expired_read"):
         print(f"  {name:<20} {getattr(res, name):>6}   (target 0)")
     print(f"  {'duplicates':<20} {res.duplicates:>6}   (same id; allowed: at-least-once)")

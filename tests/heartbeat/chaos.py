@@ -4,8 +4,9 @@ client (`BeatListener`), all on loopback, while the broker is killed (`kill -9`)
 (`SIGSTOP`/`SIGCONT`) and scopes go unhealthy and recover. Used by test_chaos.py (about a
 minute) and bench/bench_heartbeat_chaos.py (about ten).
 
-Figures (`Result`): every decided command reached the gateway (at least once, first
-arrivals in decision order per scope, duplicates only with the same id); no beat read by the
+Figures (`Result`): every decided command reached the gateway once the faults end and the
+scopes recover (`lost`: confirmed by the broker, never received; `undelivered`: still
+queued in the service at the end of the settle; both 0; at least once, first arrivals in decision order per scope, duplicates only with the same id); no beat read by the
 client showed a scope blocked before the gateway had applied that block; no beat was
 published while the broker or the gateway was failing (after the time the service needs to
 notice: one broker deadline, or the ack timeout); no beat read after its `expires_at`.
@@ -46,9 +47,11 @@ class Result:
     freezes: int = 0
     slow_acks: int = 0
     faults: list[tuple[str, float, float]] = field(default_factory=list)
+    undelivered: int = 0  # decided, still in the publisher's outbox or unacknowledged at the end
+    trace: dict[str, Any] = field(default_factory=dict)  # what a failure report prints
 
     def ok(self) -> bool:
-        return not (self.lost or self.out_of_order or self.foreign_duplicates or self.ahead_of_gateway
+        return not (self.lost or self.undelivered or self.out_of_order or self.foreign_duplicates or self.ahead_of_gateway
                     or self.beats_while_failing or self.expired_read)
 
 
@@ -57,7 +60,7 @@ def _kill(broker: Broker, sig: int) -> None:
     os.killpg(broker.proc.pid, sig)  # the session the fixture started: the script and its node
 
 
-def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 15.0, min_kills: int = 0,
+def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 60.0, min_kills: int = 0,
         min_freezes: int = 0) -> Result:
     """Faults for `duration_s`, and on until at least `min_kills` kills and `min_freezes`
     freezes have happened (a loaded machine restarts the broker slower: the fault count, not
@@ -102,6 +105,14 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 1
     observer = ScriptedObserver(cfg)
     publisher = Publisher.for_config(cfg, lambda: PikaSink(broker.url, exchanges, timeout_s=cfg.confirm_timeout_s))
     rt = Runtime(cfg, observer, publisher, instance="chaos")
+    confirmed_at: dict[str, list[float]] = {}
+    orig_confirmed = publisher._confirmed
+
+    def on_confirmed(m: Any) -> None:
+        confirmed_at.setdefault(m.message_id, []).append(time.time())
+        orig_confirmed(m)
+
+    publisher._confirmed = on_confirmed  # type: ignore[method-assign]
     threads = [threading.Thread(target=x.run, daemon=True) for x in (gw, client)]
     for t in threads:
         t.start()
@@ -150,10 +161,22 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 1
                 next_fault = time.monotonic() + rng.uniform(3, 8)
             time.sleep(0.05)
         observer.failing = set()
+
+        def settled() -> bool:
+            # Every scope has recovered and unblocked (the last commands are decided a
+            # recovery time after the faults end), the broker confirmed and the gateway
+            # acknowledged everything, and the gateway received every command decided. The
+            # settle waits for what the figures count: stopping while an unblock is still
+            # being decided or queued behind a slow apply would count it as lost.
+            with lock:
+                got = {r[0] for r in received}
+            return (not rt.core.blocked and publisher.pending == 0 and gw.ready.is_set()
+                    and all(m.message_id in got for m in list(rt.queued)))
+
         deadline = time.monotonic() + settle_s  # no more faults: let everything be delivered
-        while time.monotonic() < deadline and (publisher.pending or not gw.ready.is_set()):
+        while time.monotonic() < deadline and not settled():
             time.sleep(0.2)
-        time.sleep(2)
+        time.sleep(1)  # the last beats reach the client
     finally:
         stop.set()
         svc.join(10)
@@ -176,7 +199,12 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 1
             continue
         seen[cid] = (spec, action)
         first.append((cid, spec, action))
-    res.lost = sum(1 for d in decided if d[0] not in seen)
+    pending_ids = {w.message.message_id for w in publisher.awaiting} | {m.message_id for m in publisher.outbox}
+    res.undelivered = sum(1 for d in decided if d[0] not in seen and d[0] in pending_ids)
+    res.lost = sum(1 for d in decided if d[0] not in seen and d[0] not in pending_ids)
+    res.trace = {"not_received": [(d, confirmed_at.get(d[0])) for d in decided if d[0] not in seen],
+                 "pending": sorted(pending_ids), "acked": [(t, m.message_id) for t, m in publisher.acks],
+                 "decided": decided, "faults": res.faults}
     order = {d[0]: i for i, d in enumerate(decided)}
     for spec in {d[1] for d in decided}:
         idx = [order[c] for c, s, _ in first if s == spec and c in order]
@@ -208,4 +236,4 @@ def _ts(iso: str) -> float:
 
 
 def summary(res: Result) -> str:
-    return json.dumps({k: v for k, v in res.__dict__.items() if k != "faults"}, sort_keys=True)
+    return json.dumps({k: v for k, v in res.__dict__.items() if k not in ("faults", "trace")}, sort_keys=True)
