@@ -30,6 +30,9 @@ def test_an_unknown_kubelet_is_a_term_at_zero_that_names_itself() -> None:
     nodes = unknown(build().nodes, N.KUBELET)
     t = N.kubelet_budget(nodes)
     assert (t.value, t.unknown, t.fields) == (0, (N.KUBELET,), (N.KUBELET,))
+    # the same name as a stated kubelet's budget, and the field it comes from as its source
+    assert t.label == N.kubelet_budget(build().nodes).label == "kubelet shutdown"
+    assert t.source == N.KUBELET == "nodes.kubelet"
 
 
 def test_an_unknown_kubelet_skips_the_shutdown_rule_naming_it() -> None:
