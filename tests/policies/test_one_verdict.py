@@ -266,6 +266,18 @@ def check_findings(values: dict) -> set[tuple[str, str, str]]:
     return {(f.status, f.id, f.subject) for f in evaluate(stack_from_config(values)) if f.status in FAILED}
 
 
+def assert_one_verdict(analyzer, out: Path, values: dict, stack: list, label: str) -> None:
+    """The three front ends agree: `check` on the stack config `values`, `lockstep audit` on
+    `stack` as `lockstep render` writes it to `out`, and the served pack on `stack` (the
+    linker's warnings too)."""
+    from lockstep.infra.render_cli import write
+
+    write(stack, out)
+    by_audit = audit_findings([str(out)])
+    assert by_audit[0] == check_findings(values), label
+    assert pack_findings(analyzer, stack) == by_audit, label
+
+
 def canary_with_delay(values: dict, recorded: list, delay: int) -> list:
     """The render with the Rollout's scaleDownDelaySeconds set to `delay` (what a config with
     that delay would render: the program refuses to render a broken stack)."""
@@ -280,7 +292,6 @@ def test_check_the_audit_and_the_pack_agree_on_a_canary_routed_by_the_alb_valid_
     the files `lockstep render` writes, and the served pack on the rendered resources. The
     broken canary scales the old ReplicaSet down before the switch has propagated."""
     from lockstep.infra.render import record
-    from lockstep.infra.render_cli import write
     from lockstep.timing.invariants.rollouts import switch_time
 
     valid = edit(lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"]), CANARY)
@@ -290,12 +301,7 @@ def test_check_the_audit_and_the_pack_agree_on_a_canary_routed_by_the_alb_valid_
     short = int(switch_time(api).value) + CTX.margin_s - 1  # one second short of switch + margin
     broken = edit(valid, {"services.0.argo.scale_down_delay_s": short})
     for name, values, stack in (("valid", valid, recorded), ("broken", broken, canary_with_delay(valid, recorded, short))):
-        out = tmp_path / name
-        write(stack, out)
-        by_check = check_findings(values)
-        by_audit = audit_findings([str(out)])
-        assert by_audit[0] == by_check, name
-        assert pack_findings(analyzer, stack) == by_audit, name  # the linker's warnings too
+        assert_one_verdict(analyzer, tmp_path / name, values, stack, name)
     assert ("error", "rollout-scale-down-outlasts-switch", "api") in check_findings(broken)
     assert not any(f[1] == "rollout-scale-down-outlasts-switch" for f in check_findings(valid))
 
@@ -325,7 +331,6 @@ def test_check_the_audit_and_the_pack_agree_on_the_node_rules_the_resources_deci
     """One verdict on issue 13's resource-decided node rules, passing and failing: `check` on
     the config, the audit of the render and the served pack on the rendered resources."""
     from lockstep.infra.render import record
-    from lockstep.infra.render_cli import write
 
     example = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])
     valid = edit(example, variant)
@@ -335,11 +340,6 @@ def test_check_the_audit_and_the_pack_agree_on_the_node_rules_the_resources_deci
     else:
         bad_render = edited(record(valid), kind, name, path, value)
     for label, values, stack in (("valid", valid, record(valid)), ("broken", bad, bad_render)):
-        out = tmp_path / label
-        write(stack, out)
-        by_check = check_findings(values)
-        by_audit = audit_findings([str(out)])
-        assert by_audit[0] == by_check, label
-        assert pack_findings(analyzer, stack) == by_audit, label
+        assert_one_verdict(analyzer, tmp_path / label, values, stack, label)
     assert ("error", rule, subject) in check_findings(bad)
     assert not any(f[1] == rule for f in check_findings(valid))

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from lockstep.timing.config import EXAMPLE, lockstep_values
-from tests.policies.test_one_verdict import audit_findings, check_findings, pack_findings
+from tests.policies.test_one_verdict import assert_one_verdict, check_findings
 from tests.timing.strategies import edit
 
 pytest.importorskip("pulumi")
@@ -66,17 +66,11 @@ def test_the_example_renders_its_node_sources() -> None:
 @pytest.mark.parametrize("rule", sorted(BROKEN))
 def test_check_the_audit_and_the_pack_agree_on_node_sources_valid_and_broken(analyzer, tmp_path, rule) -> None:
     from lockstep.infra.render import record
-    from lockstep.infra.render_cli import write
 
     valid = example()
     recorded = record(valid)
     broken = edit(valid, BROKEN[rule])
     for name, values, stack in (("valid", valid, recorded), ("broken", broken, with_nodes_of(broken, recorded))):
-        out = tmp_path / name
-        write(stack, out)
-        by_check = check_findings(values)
-        by_audit = audit_findings([str(out)])
-        assert by_audit[0] == by_check, name
-        assert pack_findings(analyzer, stack) == by_audit, name
+        assert_one_verdict(analyzer, tmp_path / name, values, stack, name)
     assert any(f[1] == rule and f[0] == "error" for f in check_findings(broken))
     assert not any(f[1] == rule for f in check_findings(valid))
