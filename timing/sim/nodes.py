@@ -42,6 +42,7 @@ class Eviction:
         w = self.w
         forced = w.t >= self.force_at
         while self.pending and (forced or pdb_allows(w)):
+            self.started = w.t  # the patience runs from the last eviction that went through
             pod = self.pending.pop(0)
             w.note(f"eviction: {pod.name}" + (" (forced: the node's grace is over)" if forced else ""))
             w.terminate(pod, self.grace(w.t))
