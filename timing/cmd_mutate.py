@@ -8,7 +8,7 @@ import json
 from collections import Counter
 
 from lockstep.timing.cmd_check import add_stack_argument
-from lockstep.timing.cmd_simulate import check_bounds
+from lockstep.timing.cmd_simulate import add_scenario_argument, check_bounds, chosen_scenarios
 from lockstep.timing.config import ConfigError
 from lockstep.timing.textio import cut
 
@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="worker processes (default: the cores this process may use; "
                              "1: no workers); the report is the same for any N")
+    add_scenario_argument(parser)
     parser.add_argument("--all", action="store_true", help="list every mutant (text)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -109,17 +110,18 @@ def run(args: argparse.Namespace) -> int:
     from lockstep.timing.mutate import default_jobs, mutate_stack
 
     _check_args(args)
+    scenarios = chosen_scenarios(args)
     stack = read_stack_file(args.stack_config)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     report = mutate_stack(stack, phases=args.phases, seed=args.seed, rate=args.rate, only=args.only,
-                          jobs=jobs)
+                          jobs=jobs, scenarios=scenarios)
     if args.only is not None and report.numbers == 0:
         raise ConfigError([f"--only: no number of the stack has a path starting with {cut(args.only)}"])
     source = args.stack_config or EXAMPLE.name
     if args.format == "json":
         print(json.dumps({"stack": source, "numbers": report.numbers, "mutants": len(report.verdicts),
                           "wall_s": round(report.wall_s, 2), "cpu_s": round(report.cpu_s, 2), "jobs": report.jobs,
-                          "phases": report.phases,
+                          "phases": report.phases, "scenarios": list(scenarios),
                           "rate_per_s": report.rate, "counts": report.counts, "ok": not report.failed,
                           "baseline_errors": list(report.baseline_errors),
                           "baseline_harm": list(report.baseline_harm),

@@ -35,9 +35,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate", type=float, default=None,
                         help="client requests per second per service (default 20)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_scenario_argument(parser)
+
+
+def add_scenario_argument(parser: argparse.ArgumentParser) -> None:
+    """`--scenario NAME` (repeatable, or `all`), shared by `simulate` and `mutate`."""
+    from lockstep.timing.scenario_names import DEFAULT_SCENARIOS, NODE_SCENARIOS
+
+    node = NODE_SCENARIOS
     parser.add_argument("--scenario", action="append", default=None, metavar="NAME",
-                        help="run only these scenarios (repeatable; default rollout, replace, crash, quiet; "
-                        "the node scenarios: node-drain, consolidation, spot-interruption, node-shutdown, etp-local)")
+                        help=f"run only these scenarios (repeatable; default {', '.join(DEFAULT_SCENARIOS)}; "
+                        f"the node scenarios: {', '.join(node)}; all: every one)")
+
+
+def chosen_scenarios(args: argparse.Namespace) -> tuple[str, ...]:
+    """The scenarios `--scenario` names (`all`: every one), or the default set; an unknown name
+    is one input error naming the choices."""
+    from lockstep.timing.simulate import DEFAULT_SCENARIOS, SCENARIOS
+
+    names = args.scenario or DEFAULT_SCENARIOS
+    if "all" in names:
+        return tuple(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        raise ConfigError([f"--scenario: {cut(unknown[0])} is not one of {', '.join(SCENARIOS)}, all"])
+    return tuple(dict.fromkeys(names))
 
 
 def check_bounds(phases: int, rate: float) -> None:
@@ -108,15 +130,13 @@ def render_text(report, source: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from lockstep.timing.config import EXAMPLE, read_stack_file
-    from lockstep.timing.simulate import DEFAULT_SCENARIOS, SCENARIOS, simulate_stack
+    from lockstep.timing.simulate import simulate_stack
 
     rate = _check_args(args)
+    scenarios = chosen_scenarios(args)
     stack = read_stack_file(args.stack_config)
-    unknown = [n for n in args.scenario or () if n not in SCENARIOS]
-    if unknown:
-        raise ConfigError([f"--scenario: {cut(unknown[0])} is not one of {', '.join(SCENARIOS)}"])
     report = simulate_stack(stack, phases=args.phases, seed=args.seed, rate=rate, timeline=True,
-                            scenarios=tuple(args.scenario or DEFAULT_SCENARIOS))
+                            scenarios=scenarios)
     source = args.stack_config or EXAMPLE.name
     if args.format == "json":
         print(json.dumps({"stack": source, **report.as_dict()}, indent=2, ensure_ascii=False))

@@ -19,21 +19,17 @@ from dataclasses import dataclass, field, fields
 from typing import Callable, Iterable
 
 from lockstep.timing.model import Stack
+from lockstep.timing.scenario_names import DEFAULT_SCENARIOS, NODE_SCENARIOS
 from lockstep.timing.sim.engine import INF, Counts
 from lockstep.timing.sim.nodes import consolidation, etp_local, node_drain, node_shutdown, spot_interruption
 from lockstep.timing.sim.scenarios import Outcome, crash, quiet, replace, rollout
 from lockstep.timing.sim.spec import ServiceSpec, keepalive_can_race, stack_specs
 
 Scenario = Callable[[ServiceSpec, random.Random, float, bool, bool], Outcome]
-SCENARIOS: dict[str, Scenario] = {"rollout": rollout, "replace": replace, "crash": crash,
-                                  "quiet": quiet, "node-drain": node_drain, "consolidation": consolidation,
-                                  "spot-interruption": spot_interruption, "node-shutdown": node_shutdown,
-                                  "etp-local": etp_local}
-# What `lockstep simulate` and `lockstep mutate` run unless asked for more. The node scenarios
-# are run on request (`--scenario`): on the example the kubelet's node shutdown loses requests
-# on the instance-target NLBs (a rule gap, tests/simulation/test_nodes_sim.py), and every
-# scenario more multiplies the mutator's work.
-DEFAULT_SCENARIOS = ("rollout", "replace", "crash", "quiet")
+SCENARIOS: dict[str, Scenario] = dict(zip(
+    DEFAULT_SCENARIOS + NODE_SCENARIOS,
+    (rollout, replace, crash, quiet, node_drain, consolidation, spot_interruption, node_shutdown, etp_local),
+    strict=True))
 # Every scenario but a crash is planned: any loss or block in one is a failure.
 PLANNED = tuple(name for name in SCENARIOS if name != "crash")
 

@@ -237,6 +237,9 @@ def test_an_ascii_only_locale_degrades_error_lines_too():
     (["simulate", "--phases", str(MAX_PHASES + 1)], f"lockstep simulate: --phases: must be 1–{MAX_PHASES} "
                                                     f"(got {MAX_PHASES + 1})"),
     (["mutate", "--phases", "0"], f"lockstep mutate: --phases: must be 1–{MAX_PHASES} (got 0)"),
+    (["mutate", "--scenario", "drain"], "lockstep mutate: --scenario: 'drain' is not one of rollout, replace, "
+                                        "crash, quiet, node-drain, consolidation, spot-interruption, node-shutdown, "
+                                        "etp-local, all"),
     (["simulate", "--rate", "nan"], "lockstep simulate: --rate: must be above 0 and at most 10000 requests/s (got nan)"),
     (["simulate", "--phases", "x" * 100], "lockstep simulate: error: argument --phases: invalid int value: "
                                           f"'{'x' * (SHOWN_CHARS - 2)}… (see lockstep simulate --help)"),

@@ -82,6 +82,30 @@ def test_mutate_exits_1_on_a_harmful_mutant_no_rule_catches(tmp_path, kit, capsy
     assert "UNCAUGHT BUT HARMFUL" in out and "services.0.shutdown.drain_s 20 → 0" in out
 
 
+def test_mutate_runs_the_node_scenarios_asked_for(capsys):
+    # the example's basketball feed behind kube-proxy: a drain shorter than its readiness probe's
+    # failures + the endpoint update loses requests in a kubelet node shutdown, and the rule says so
+    assert main(["mutate", "--only", "services.2.shutdown.drain_s", "--scenario", "node-shutdown",
+                 "--phases", "1", "--jobs", "1", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenarios"] == ["node-shutdown"] and doc["ok"] is True
+    short = next(m for m in doc["mutants_detail"] if m["value"] == 15)  # half of 30
+    assert any("basketball-feed node-shutdown: requests lost" in h for h in short["harm"])
+    assert "node-shutdown-drains-without-endpoints" in short["rules"]
+
+
+def test_scenario_all_is_every_scenario_once_and_none_is_the_default():
+    import argparse
+
+    from lockstep.timing.cmd_simulate import chosen_scenarios
+    from lockstep.timing.scenario_names import DEFAULT_SCENARIOS
+    from lockstep.timing.simulate import SCENARIOS
+
+    assert chosen_scenarios(argparse.Namespace(scenario=["quiet", "all"])) == tuple(SCENARIOS)
+    assert chosen_scenarios(argparse.Namespace(scenario=None)) == DEFAULT_SCENARIOS
+    assert chosen_scenarios(argparse.Namespace(scenario=["etp-local", "crash", "etp-local"])) == ("etp-local", "crash")
+
+
 def test_mutate_json_reports_each_mutant_with_its_rules(feed_stack, capsys):
     assert main(["mutate", feed_stack, "--only", "services.0.shutdown.grace_s", "--phases", "1",
                  "--format", "json"]) == 0
