@@ -280,11 +280,13 @@ def pod_ready(svc: Service | HeartbeatService) -> Term:
     return total("pod_ready", *parts)
 
 
-def replace_time(svc: Service) -> Term:
+def replace_time(svc: Service | HeartbeatService) -> Term:
     """How long one replacement leaves a slot empty. A StatefulSet's old pod must be gone
-    before its successor is scheduled."""
+    before its successor is scheduled (lockstep's heartbeat service is a Deployment)."""
+    from lockstep.timing.model import Service
+
     ready = pod_ready(svc)
-    if not WORKLOAD_KINDS[svc.kind].in_place:
+    if not isinstance(svc, Service) or not WORKLOAD_KINDS[svc.kind].in_place:
         return Term("replace_time", ready.value, ready.source, ready.unknown, fields=ready.fields)
     return total("replace_time", stop(svc), source_field("schedule_s", svc.schedule_s), ready)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lockstep.timing import derived as d
 from lockstep.timing import limits as L
 from lockstep.timing.derived import field, source_field
 from lockstep.timing.findings import Term
@@ -26,11 +27,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """One drained removal path: the time it grants (`grant`) and what it spends before the
-    drain starts (`lead`: a spot handler's reaction to the notice), or None."""
+    """One drained removal path: the time it grants (`grant`), what it spends before the drain
+    starts (`lead`: a spot handler's reaction to the notice, or None), and whether it `forces`
+    the pods a PDB holds."""
 
     grant: Term
     lead: Term | None = None
+    # The removal deletes what the PDB still holds when its time is up (Karpenter's
+    # terminationGracePeriod), so a PDB-held eviction must fit in it too.
+    forces: bool = False
 
 
 # The sources an input may leave unstated (`Nodes.unknown`, set by the audit's linker).
@@ -80,7 +85,7 @@ def budgets(nodes: Nodes) -> list[Budget]:
     for i, pool in enumerate(nodes.karpenter):
         if pool.termination_grace_period_s is not None:
             out.append(Budget(field(f"nodepool {pool.name}", pool.termination_grace_period_s,
-                                    "nodes.karpenter.termination_grace_period_s")))
+                                    "nodes.karpenter.termination_grace_period_s"), forces=True))
     drained_spot = (any(_spot_drained_by_karpenter(nodes, i) for i in spot_pools(nodes))
                     or (nodes.asg_spot and nodes.termination_handler is not None))
     if drained_spot:
@@ -131,6 +136,30 @@ def node_budget_s(svc: Service, nodes: Nodes | None) -> int | None:
         return own
     granted = [int(b.grant.value) - (int(b.lead.value) if b.lead is not None else 0) for b in budgets(nodes)]
     return min(granted) if granted else None
+
+
+def shutdown_unrouted(svc: Service) -> Term | None:
+    """How long after the kubelet's node shutdown signals a pod (no deletion: its endpoint stays
+    ready) new requests still reach it, worst case; the app fails its probes from SIGTERM on.
+    Instance targets reached through kube-proxy (`externalTrafficPolicy: Cluster`): the NLB's
+    node check passes through kube-proxy to any ready pod, so the pod leaves when its readiness
+    probe has failed and the endpoint update has reached every node. `Local`: then the node's
+    healthCheckNodePort fails and the LB must see it. Otherwise (targets the LB checks itself)
+    the LB's own health check. None: nothing takes the pod out before it is gone (a kube-proxy
+    path and no readiness probe)."""
+    lb = svc.lb
+    assert lb is not None  # judged for services behind an LB
+    local = lb.target_type == "instance" and lb.external_traffic_policy == "Local"
+    if not local and not (lb.target_type == "instance" and "endpoints" in lb.removal):
+        hc = d.detection(lb)
+        return Term("lb detection", hc.value, hc.source, hc.unknown, fields=hc.fields)
+    probe = svc.probes.readiness
+    if probe is None:
+        return None
+    parts = [d.unready_after(probe), source_field("lb.endpoint_propagation_s", lb.endpoint_propagation_s)]
+    if local:
+        parts.append(d.detection(lb))
+    return d.total("unready + endpoints" + (" + node check" if local else ""), *parts)
 
 
 def shutdown_may_stop_pods(nodes: Nodes) -> bool:

@@ -153,6 +153,9 @@ def test_instance_targets_make_both_services_node_ports_the_stable_one_on_the_mo
     values = canary_values()
     values["services"][0]["lb"].update(target_type="instance", port=30080)
     values["services"][0]["readiness_gate"] = None  # the gate needs IP targets
+    # behind kube-proxy a node shutdown leaves the pod until readiness (5 s × 2) and the endpoints
+    # (10 s) have followed: the drain outlasts that + margin
+    values["services"][0]["shutdown"]["drain_s"] = 25
     res = render(values)
     stable = res.k8s("Service", "web", "api").inputs["spec"]
     canary = res.k8s("Service", "web", "api-canary").inputs["spec"]

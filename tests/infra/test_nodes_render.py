@@ -32,6 +32,7 @@ def test_the_node_port_service_carries_the_traffic_policy_and_a_cluster_ip_one_n
     values = example_values()
     values["services"][2]["lb"]["external_traffic_policy"] = "Local"
     values["services"][2]["shutdown"].update(drain_s=45, grace_s=100)  # Local: the drain covers the node check
+    del values["nodes"]["kubelet"]  # with Local a node shutdown would want a drain past the node check too
     values["heartbeat_specs"][1]["loss_time_s"] = 170
     res = render(values)
     assert res.k8s("Service", "feeds", "basketball-feed").inputs["spec"]["externalTrafficPolicy"] == "Local"

@@ -33,10 +33,10 @@ def valid_values(draw: st.DrawFn) -> dict[str, Any]:
     hc["interval_s"] = draw(st.integers(5, 10))
     hc["timeout_s"] = draw(st.integers(2, hc["interval_s"] - 1))
     hc["healthy_threshold"] = draw(st.integers(2, 3))
-    hc["unhealthy_threshold"] = draw(st.integers(2, 5))
+    hc["unhealthy_threshold"] = draw(st.integers(2, 3))
     api["lb"]["deregistration_delay_s"] = draw(st.integers(45, 600))
     api["lb"]["slow_start_s"] = draw(st.sampled_from([0, 30, 60]))
-    for svc, lo, spread in ((api, 20, 10), (basket, 15, 5)):
+    for svc, lo, spread in ((api, 20, 10), (basket, 30, 5)):
         sd = svc["shutdown"]
         sd["drain_s"] = draw(st.integers(lo, lo + spread))
         sd["finish_s"] = draw(st.integers(svc["app"]["max_request_s"], svc["app"]["max_request_s"] + spread))
@@ -52,12 +52,17 @@ def valid_values(draw: st.DrawFn) -> dict[str, Any]:
     basket["replicas"] = draw(st.integers(2, 5))
     basket["lb"]["health_check"]["healthy_threshold"] = draw(st.integers(2, 6))
     basket["lb"]["health_check"]["unhealthy_threshold"] = draw(st.integers(2, 10))
-    # a kubelet node shutdown leaves endpoints ready: the grace (and the kubelet's period) must
-    # outlast each LB's detection + finish (node-shutdown-drains-without-endpoints)
+    # a kubelet node shutdown leaves endpoints ready: the drain must outlast what takes the pod
+    # out (api: its ALB's check; basketball, behind kube-proxy: readiness 5 s × 3 + the endpoints'
+    # 10 s) and the grace (and the kubelet's period) that + finish (node-shutdown-drains-without-endpoints)
     v["nodes"]["kubelet"]["shutdown_grace_period_s"] = 300
-    for svc in (api, basket):
-        c, sd = svc["lb"]["health_check"], svc["shutdown"]
-        sd["grace_s"] = max(sd["grace_s"], c["interval_s"] * c["unhealthy_threshold"] + sd["finish_s"] + 5)
+    c = api["lb"]["health_check"]
+    for svc, unrouted in ((api, c["interval_s"] * c["unhealthy_threshold"]), (basket, 5 * 3 + 10)):
+        sd = svc["shutdown"]
+        sd["drain_s"] = max(sd["drain_s"], unrouted + 5)
+        sd["grace_s"] = max(sd["grace_s"], sd["drain_s"] + sd["finish_s"] + 5)
+    # basketball's heartbeat spec rides out one replacement of its longer stop
+    v["heartbeat_specs"][1]["loss_time_s"] = 150
     hb = v["heartbeat"]
     hb["replicas"] = draw(st.integers(1, 3))
     hb["publish_interval_s"] = draw(st.integers(1, 5))

@@ -41,6 +41,7 @@ def test_a_render_audited_reads_back_the_connection_attributes_and_traffic_polic
     svc["lb"].update(stated)
     if stated["external_traffic_policy"] == "Local":
         svc["shutdown"].update(drain_s=45, grace_s=100)  # Local: the drain covers the node check
+        del values["nodes"]["kubelet"]  # a node shutdown would want a drain past the node check too
         values["heartbeat_specs"][1]["loss_time_s"] = 170
     lb = linked_lb(values, tmp_path, svc["name"])
     for attr in T.CONNECTION_ATTRIBUTES:

@@ -59,12 +59,15 @@ CANARY = {"services.0.argo": {"strategy": "canary", "traffic_routing": "alb", "s
           **{f"services.0.lb.{k}": DELETE for k in ("attach_to_arn", "rule_priority", "listener_port", "vpc_id")}}
 VARIANTS.append(CANARY)
 # Issue 13, the two node rules the resources now decide. The basketball feed's Service with
-# externalTrafficPolicy Local: the drain covers kube-proxy's update and the NLB's node check.
+# externalTrafficPolicy Local: the drain covers kube-proxy's update and the NLB's node check. No
+# kubelet shutdown: with Local it would also ask the drain to outlast readiness + the node check.
+NO_KUBELET = {"nodes.kubelet": DELETE}
 ETP_LOCAL = {"services.2.lb.external_traffic_policy": "Local", "services.2.shutdown.drain_s": 45,
-             "services.2.shutdown.grace_s": 100, "heartbeat_specs.1.loss_time_s": 170}
+             "services.2.shutdown.grace_s": 100, "heartbeat_specs.1.loss_time_s": 170, **NO_KUBELET}
 # The football feed behind an NLB on IP targets whose deregistration closes the flows: the delay
 # ends within the grace period. (IP targets wait ~2 min for deregistration to propagate: a drain
-# that long leaves no room for spot's two-minute notice, so the NodePool is on-demand only.)
+# that long leaves no room for spot's two-minute notice, so the NodePool is on-demand only, and
+# its terminationGracePeriod holds the grace (160 s) and a PDB-held wait for a replacement.)
 NLB_IP = {"services.1.lb": {"kind": "nlb", "target_type": "ip", "protocol": "TCP", "port": 8080,
                             "vpc_id": "vpc-0a1b2c3d4e5f60789",
                             "attach_to_arn": "arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/"
@@ -74,7 +77,8 @@ NLB_IP = {"services.1.lb": {"kind": "nlb", "target_type": "ip", "protocol": "TCP
                                              "healthy_threshold": 3, "unhealthy_threshold": 3},
                             "deregistration_connection_termination": True},
           "services.1.shutdown": {"drain_s": 130, "finish_s": 20, "grace_s": 160}, "services.1.readiness_gate": {},
-          "nodes.karpenter.0.capacity_types": ["on-demand"], "watchdog.watches": ["api"],
+          "nodes.karpenter.0.capacity_types": ["on-demand"], "nodes.karpenter.0.termination_grace_period_s": 600,
+          "watchdog.watches": ["api"],
           "heartbeat_specs.0.loss_time_s": 280}
 # (compared valid and broken by the test at the end; not perturbed too, which would add two
 # renders × 12 stacks to the slowest test here)
@@ -318,8 +322,9 @@ def edited(recorded: list, kind: str, name: str, path: tuple, value: Any) -> lis
 
 
 @pytest.mark.parametrize(("variant", "broken", "kind", "name", "path", "value", "rule", "subject"), [
-    # the example's basketball feed with Local and its own 15 s drain: short of the node check
-    (ETP_LOCAL, {"services.2.shutdown.drain_s": 15, "services.2.shutdown.grace_s": 50,
+    # the example's basketball feed (no kubelet shutdown) with Local and its own 30 s drain:
+    # short of the node check
+    (ETP_LOCAL, {"services.2.shutdown.drain_s": 30, "services.2.shutdown.grace_s": 50,
                  "heartbeat_specs.1.loss_time_s": 90},
      None, None, None, None, "etp-local-drain-covers-node-check", "basketball-feed"),
     # the flows closed after a delay (170 s) that outlasts the grace period (160 s)
@@ -335,8 +340,9 @@ def test_check_the_audit_and_the_pack_agree_on_the_node_rules_the_resources_deci
     example = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])
     valid = edit(example, variant)
     bad = edit(valid, broken)
-    if kind is None:  # the example as rendered, its Service with the traffic policy of the variant
-        bad_render = edited(record(example), "Service", "basketball-feed", ("spec", "externalTrafficPolicy"), "Local")
+    if kind is None:  # the example as rendered (no kubelet), its Service with the variant's traffic policy
+        bad_render = edited(record(edit(example, NO_KUBELET)), "Service", "basketball-feed",
+                            ("spec", "externalTrafficPolicy"), "Local")
     else:
         bad_render = edited(record(valid), kind, name, path, value)
     for label, values, stack in (("valid", valid, record(valid)), ("broken", bad, bad_render)):

@@ -61,10 +61,32 @@ def _stop(svc: Service | HeartbeatService) -> int:
     return svc.shutdown.drain_s + svc.shutdown.finish_s
 
 
-def _replace(svc: Service) -> int:
-    if svc.kind == "StatefulSet":
+def _replace(svc: Service | HeartbeatService) -> int:
+    if isinstance(svc, Service) and svc.kind == "StatefulSet":
         return _stop(svc) + svc.schedule_s + _pod_ready(svc)
     return _pod_ready(svc)
+
+
+def _pdb_kept(svc: Service) -> int:
+    n, pdb = _n(svc), svc.pdb
+    if pdb.min_available is not None:
+        return _pods(pdb.min_available, n, True)
+    return n - _pods(pdb.max_unavailable, n, True)
+
+
+def _shutdown_unrouted(svc: Service) -> int | None:
+    """Seconds a kubelet node shutdown's pod still gets new requests: behind kube-proxy its
+    readiness probe's failures and the endpoint update (then the node check, for Local),
+    otherwise the LB's own check; None: nothing takes it out (kube-proxy, no readiness probe)."""
+    lb, hc = svc.lb, svc.lb.health_check
+    local = lb.target_type == "instance" and lb.external_traffic_policy == "Local"
+    if not local and not (lb.target_type == "instance" and "endpoints" in lb.removal):
+        return hc.interval_s * hc.unhealthy_threshold
+    r = svc.probes.readiness
+    if r is None:
+        return None
+    return (r.period_s * r.failure_threshold + lb.endpoint_propagation_s
+            + (hc.interval_s * hc.unhealthy_threshold if local else 0))
 
 
 def _handler(p: Probe) -> object:
@@ -139,6 +161,8 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
         if lb.target_type == "ip" and svc.pdb is not None and (svc.readiness_gate is None or not _gate_ok(svc)):
             bad.add("eviction-waits-for-lb")
         if svc.pdb is None and set(lb.removal) != {"health_check"} and _n(svc) < 2:
+            bad.add("eviction-leaves-a-target")
+        if svc.pdb is not None and _pdb_kept(svc) < 1:  # a drain of every node evicts them all
             bad.add("eviction-leaves-a-target")
         hc = lb.health_check
         if (lb.target_type == "instance" and lb.external_traffic_policy == "Local"
@@ -300,13 +324,18 @@ def node_errors(stack: Stack) -> list[tuple[str, str]]:
         nodes.asg_spot and handler is None)
     k = nodes.kubelet
     kubelet = 0 if k is None else k.shutdown_grace_period_s - k.shutdown_grace_period_critical_pods_s
-    for svc in stack.services:
+    # a NodePool's terminationGracePeriod deletes what the PDB still holds: its wait for the
+    # previous replacement must fit too
+    forcing = [p.termination_grace_period_s for p in nodes.karpenter if p.termination_grace_period_s is not None]
+    for svc in (*stack.services, *((stack.heartbeat,) if stack.heartbeat is not None else ())):
         sd = svc.shutdown
-        if sd.node_termination_budget_s is None and any(
-                sd.drain_s + sd.finish_s + lead + margin > grant for grant, lead in grants):
+        if sd.node_termination_budget_s is None and (any(
+                sd.drain_s + sd.finish_s + lead + margin > grant for grant, lead in grants) or (
+                svc.pdb is not None and any(sd.grace_s + _replace(svc) + margin > tgp for tgp in forcing))):
             out.append(("node-budget-covers-drain", svc.name))
-        if svc.lb is not None and (k is not None or undrained):
-            hc = svc.lb.health_check
-            if hc.interval_s * hc.unhealthy_threshold + sd.finish_s + margin > min(sd.grace_s, kubelet):
+        if isinstance(svc, Service) and svc.lb is not None and (k is not None or undrained):
+            unrouted = _shutdown_unrouted(svc)
+            if (unrouted is None or unrouted + sd.finish_s + margin > min(sd.grace_s, kubelet)
+                    or sd.drain_s < unrouted + margin):
                 out.append(("node-shutdown-drains-without-endpoints", svc.name))
     return out

@@ -24,7 +24,8 @@ from lockstep.timing.workloads import WORKLOAD_KINDS
 from tests.timing.strategies import API, BASKETBALL, FOOTBALL, base, build, edit
 
 # The rules that need the pod count (INVARIANTS.md, "DaemonSets").
-NEEDS_COUNT = {"rollout-keeps-capacity", "pdb-needs-replicas", "pdb-allows-eviction", "health-check-drain-needs-peers"}
+NEEDS_COUNT = {"rollout-keeps-capacity", "pdb-needs-replicas", "pdb-allows-eviction", "health-check-drain-needs-peers",
+               "eviction-leaves-a-target"}
 # Rules only a Deployment has (its progress deadline; an HPA cannot own a DaemonSet's count).
 DEPLOYMENT_ONLY = {"progress-deadline-covers-pod-ready", "hpa-owns-replicas"}
 
@@ -229,8 +230,12 @@ def test_rules_that_need_the_count_are_skipped_naming_replicas_when_it_is_unknow
     name = stack.services[i].name
     pdb = stack.services[i].pdb
     fixed = pdb is not None and isinstance(pdb.max_unavailable, int)  # a number of pods: no count needed
+    # a minAvailable of pods keeps one pod through a drain whatever the count: decided
+    keeps_one = pdb is not None and isinstance(pdb.min_available, int) and pdb.min_available >= 1
+    decided = [f for f in evaluate(stack) if f.subject == name and f.id == "eviction-leaves-a-target" and keeps_one]
+    assert all(f.status == "ok" for f in decided)
     found = [f for f in evaluate(stack) if f.subject == name and f.id in NEEDS_COUNT
-             and not (fixed and f.id == "pdb-allows-eviction")]
+             and not (fixed and f.id == "pdb-allows-eviction") and f not in decided]
     assert found
     assert all(f.status == "skipped" and f.needs == ("replicas",) for f in found), [f.render() for f in found]
 

@@ -220,7 +220,7 @@ def test_a_deployment_replacement_costs_pod_ready_and_a_statefulset_stop_schedul
     assert shown(d.replace_time(svc(FOOTBALL))) == Term(
         "replace_time", 30, "app.warmup_s 20 + readiness 5 + rollout.min_ready_s 5", ())
     assert shown(d.replace_time(svc(BASKETBALL, {f"{B}.schedule_s": 12}))) == Term(
-        "replace_time", 67, "stop 25 + schedule_s 12 + pod_ready 30", ())
+        "replace_time", 82, "stop 40 + schedule_s 12 + pod_ready 30", ())
     assert d.replace_time(svc(FOOTBALL, {f"{F}.app.warmup_s": None})).unknown == ("app.warmup_s",)
 
 
@@ -241,7 +241,7 @@ def test_a_deployment_rollout_with_neither_surge_nor_unavailable_still_counts_on
 
 
 def test_a_statefulset_rollout_replaces_every_pod_in_turn() -> None:
-    assert shown(d.rollout_time(svc(BASKETBALL))) == Term("rollout_time", 3 * 65, "replicas 3 × replace_time 65", ())
+    assert shown(d.rollout_time(svc(BASKETBALL))) == Term("rollout_time", 3 * 80, "replicas 3 × replace_time 80", ())
     unknown = svc(BASKETBALL, {f"{B}.app.warmup_s": None})
     assert d.rollout_time(unknown).unknown == ("app.warmup_s",)
 

@@ -31,11 +31,11 @@ def test_the_registry_holds_the_43_rule_ids_of_the_catalogue() -> None:
 def test_every_rule_is_judged_on_the_example() -> None:
     judged = {f.id for f in evaluate(build())}
     # the example uses the native sleep action, no mesh sidecar, and no health-check-only drain;
-    # every service behind an LB has a PDB, none uses externalTrafficPolicy Local, the NLB removes
-    # targets by endpoints only, and no watched Deployment rolls by taking pods down (the broken
-    # variants in examples/ reach those rules)
+    # none uses externalTrafficPolicy Local, the NLB removes targets by endpoints only, and no
+    # watched Deployment rolls by taking pods down (the broken variants in examples/ reach those
+    # rules)
     assert judged == set(RULE_IDS) - {"prestop-uses-native-sleep", "sidecar-outlives-app",
-                                      "health-check-drain-needs-peers", "eviction-leaves-a-target",
+                                      "health-check-drain-needs-peers",
                                       "etp-local-drain-covers-node-check", "nlb-connections-survive-removal",
                                       "heartbeat-rides-out-rollout"}
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.timing.strategies import expect_alone, stamped, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, findings_of, only, seconds
+from tests.timing.strategies import (NO_SHUTDOWN, expect_alone, stamped, API, BASKETBALL, DELETE, FOOTBALL, build,
+                                     error_ids, findings_of, only, seconds)
 from lockstep.timing.invariants import context, lb
 
 A = f"services.{API}"
@@ -22,10 +23,10 @@ B = f"services.{BASKETBALL}"
 # ---- lb-timeout-below-interval ---------------------------------------------------------------
 @st.composite
 def alb_interval_timeout(draw):
-    # interval ≤ 12 keeps recovery-within-budget (×2 ≤ 30) and node-shutdown-drains-without-endpoints
-    # (×2 + finish 30 + margin 5 ≤ grace 60); interval + timeout ≤ 79 keeps the watchdog's 180 s
+    # interval ≤ 7 keeps node-shutdown-drains-without-endpoints (drain 20 ≥ ×2 + margin 5; then also
+    # recovery-within-budget, ×2 ≤ 30); interval + timeout ≤ 79 keeps the watchdog's 180 s
     # above api's stop 50 + pod_ready 50 + interval + timeout.
-    interval = draw(seconds(5, 12))
+    interval = draw(seconds(5, 7))
     return interval, draw(seconds(2, min(120, 79 - interval)))
 
 
@@ -207,7 +208,8 @@ def test_keepalive_rule_applies_to_https_albs_but_not_tcp_listeners_or_nlbs() ->
 def test_drain_must_cover_the_lb_detection_plus_the_margin(drain, propagation) -> None:
     # drain ≤ 25 keeps drain + finish 30 + margin within grace 60; propagation ≤ 30 keeps the
     # deregistration delay 60 ≥ detection + max_request 30.
-    stack = build({f"{A}.shutdown.drain_s": drain, f"{A}.lb.deregistration_propagation_s": propagation})
+    # no kubelet shutdown: its drain relation (≥ the ALB's check 10 s + margin) would fire below 15 s
+    stack = build({f"{A}.shutdown.drain_s": drain, f"{A}.lb.deregistration_propagation_s": propagation, **NO_SHUTDOWN})
     expect_alone(stack, "drain-covers-lb-detection", drain < propagation + 5)
     assert only(stack, "drain-covers-lb-detection", "api").slack_s == drain - propagation - 5
 
@@ -227,7 +229,7 @@ def test_drain_one_second_short_of_detection_plus_margin_prints_the_fix() -> Non
 
 
 def test_instance_targets_leave_by_endpoint_propagation() -> None:
-    stack = build({f"{B}.shutdown.drain_s": 14})
+    stack = build({f"{B}.shutdown.drain_s": 14, **NO_SHUTDOWN})
     assert error_ids(stack) == {"drain-covers-lb-detection"}
     assert only(stack, "drain-covers-lb-detection", "basketball-feed").render() == (
         "ERROR drain-covers-lb-detection  basketball-feed: drain 14s (shutdown.drain_s) < lb_detect 10s "
@@ -292,8 +294,9 @@ def test_unknown_finish_decides_only_when_the_drain_alone_breaks_the_grace() -> 
 
 
 # ---- finish-covers-requests ---------------------------------------------------------------------
-# finish ≤ 15 keeps node-shutdown-drains-without-endpoints (detection 30 + finish + margin 5 ≤ grace 50)
-@given(seconds(0, 15), seconds(0, 40))
+# finish ≤ 10 keeps basketball's drain 30 + finish + margin 5 within grace 50 (drain-fits-grace) and
+# its heartbeat spec's loss time above a replacement
+@given(seconds(0, 10), seconds(0, 40))
 @example(10, 10).via("slack 0")
 @example(9, 10).via("slack -1")
 def test_finish_must_cover_the_longest_request(finish, max_request) -> None:
@@ -364,8 +367,8 @@ def test_another_removal_path_lets_a_single_target_leave() -> None:
 
 
 # ---- recovery-within-budget -------------------------------------------------------------------------
-# interval ≤ 12 keeps node-shutdown-drains-without-endpoints (×2 unhealthy + finish 30 + margin 5 ≤ grace 60)
-@given(seconds(5, 12), seconds(2, 10), seconds(0, 200))
+# interval ≤ 7 keeps node-shutdown-drains-without-endpoints (drain 20 ≥ ×2 unhealthy + margin 5)
+@given(seconds(5, 7), seconds(2, 10), seconds(0, 200))
 @example(5, 2, 10).via("slack 0")
 @example(5, 2, 9).via("slack -1")
 def test_regaining_lb_health_must_fit_the_agreed_budget(interval, healthy, budget) -> None:

@@ -89,10 +89,10 @@ def test_surge_of_two_halves_the_waves(stack):
 def test_statefulset_rollout_replaces_from_the_highest_ordinal_one_at_a_time(stack):
     tl = rollout_timeline(svc(stack, "basketball-feed"))
     assert tl.spans == (
-        Span(0, 65, "replace basketball-feed-2"),
-        Span(65, 130, "replace basketball-feed-1"),
-        Span(130, 195, "replace basketball-feed-0"),
-        Span(195, 195, "rollout complete", "replicas 3 × replace_time 65"),
+        Span(0, 80, "replace basketball-feed-2"),
+        Span(80, 160, "replace basketball-feed-1"),
+        Span(160, 240, "replace basketball-feed-0"),
+        Span(240, 240, "rollout complete", "replicas 3 × replace_time 80"),
     )
 
 
@@ -194,7 +194,7 @@ def test_derived_times_of_the_example(stack):
     assert times["football-feed"] == {
         "drain": 0, "stop": 20, "grace": 30, "started": 20, "pod_ready": 30, "replace_time": 30,
         "rollout_time": 80, "startup_tolerance": 50, "unready_after": 15, "kill_tolerance": 20}
-    assert times["basketball-feed"]["replace_time"] == 65
+    assert times["basketball-feed"]["replace_time"] == 80
     assert times["basketball-feed"]["lb_admit_new"] == 140
     assert times["failover"] == {"failover_time": 100}
 

@@ -20,7 +20,7 @@ from lockstep.timing.lbkinds import KINDS
 
 if TYPE_CHECKING:
     from lockstep.timing.context import Ctx, Scene
-    from lockstep.timing.model import Service
+    from lockstep.timing.model import HeartbeatService, Service
 
 
 def _slack(v: Verdict) -> int:
@@ -58,7 +58,9 @@ def node_budget_covers_drain(scene: Scene, ctx: Ctx) -> list[Verdict]:
         return []
     paths = N.budgets(nodes)
     found: list[Verdict] = []
-    for svc in scene.services:
+    # lockstep's own heartbeat service runs on the same nodes (the audit sees its Deployment)
+    own = (scene.heartbeat,) if scene.heartbeat is not None else ()
+    for svc in (*scene.services, *own):
         if svc.shutdown.node_termination_budget_s is not None or not paths:
             continue
         used = d.total("drain + finish", d.drain(svc), d.finish(svc))
@@ -76,15 +78,30 @@ def node_budget_covers_drain(scene: Scene, ctx: Ctx) -> list[Verdict]:
                                   f"lower shutdown.grace_s to what the {b.grant.label} grants"
                                   + ("" if fixed else f", or raise {b.grant.source}"),
                                   service=svc.name, case="warning"))
+            if b.forces and svc.pdb is not None:
+                errors.append(_pdb_wait_fits(svc, b, ctx))
         found += _tightest(errors) + _tightest(warnings)
     return found
 
 
+def _pdb_wait_fits(svc: Service | HeartbeatService, b: N.Budget, ctx: Ctx) -> Verdict:
+    """A removal that `forces` (Karpenter's terminationGracePeriod) deletes a pod the PDB still
+    holds when only the pod's grace is left of the node's: the wait for the previous pod's
+    replacement (replace_time) and the grace must both fit in the budget, or the next node's
+    pods go before any replacement is Ready (found by lockstep's own simulation)."""
+    need = d.total("grace + replace_time", d.grace(svc), d.replace_time(svc))
+    return judge(svc.name, need, "<=", b.grant,
+                 f"raise {b.grant.source} to ≥{int(need.value) + ctx.margin_s}s: a PDB-held eviction waits "
+                 "for the previous replacement", ctx.margin_s, service=svc.name, case="error")
+
+
 def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdict]:
     """The kubelet's graceful node shutdown stops pods without deleting them: their endpoints
-    stay ready and the LB stops routing only when its health check fails. So the shutdown must
-    leave a pod the LB's detection + finish + margin (kubernetes #116965). Judged when the
-    stack configures the kubelet's shutdown or runs spot capacity no handler drains."""
+    stay ready, and new requests stop only once the path notices (`timing.nodes.shutdown_unrouted`:
+    the LB's health check, or the readiness probe and the endpoint update behind kube-proxy). So
+    the drain must outlast that, and the shutdown must leave the last of those requests its finish
+    (kubernetes #116965). Judged when the stack configures the kubelet's shutdown or runs spot
+    capacity no handler drains."""
     nodes = scene.nodes
     if nodes is None or not N.shutdown_may_stop_pods(nodes):
         return []
@@ -94,15 +111,34 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
     for svc in scene.services:
         if svc.lb is None:
             continue
-        need = d.total("lb detection + finish", d.detection(svc.lb), d.finish(svc))
+        unrouted = N.shutdown_unrouted(svc)
+        if unrouted is None:
+            found.append(_never_unrouted(svc, maybe))
+            continue
+        need = d.total(f"{unrouted.label} + finish", unrouted, d.finish(svc))
         grace = d.field("grace", svc.shutdown.grace_s, "shutdown.grace_s")
         limit = min((grace, shutdown), key=lambda t: int(t.value))
-        if maybe:  # whether the path exists is unknown: the verdict can only hold or be skipped
+        drain = d.drain(svc)
+        if maybe:  # whether the path exists is unknown: each verdict can only hold or be skipped
             limit = replace(limit, unknown=(*limit.unknown, *maybe))
+            drain = replace(drain, unknown=(*drain.unknown, *maybe))
         fix = (f"raise nodes.kubelet shutdownGracePeriod (beyond the critical pods' share) and "
                f"shutdown.grace_s to ≥{int(need.value) + ctx.margin_s}s, or drain spot nodes with a handler")
         found.append(judge(svc.name, need, "<=", limit, fix, ctx.margin_s, service=svc.name))
+        found.append(judge(svc.name, drain, ">=", unrouted,
+                           f"raise shutdown.drain_s to ≥{int(unrouted.value) + ctx.margin_s}s: the pod must "
+                           "keep serving until the path stops sending", ctx.margin_s, service=svc.name))
     return found
+
+
+def _never_unrouted(svc: Service, maybe: tuple[str, ...]) -> Verdict:
+    left = Term("readiness probe", "none", "probes.readiness", fields=("probes.readiness",))
+    right = Term("required", "a readiness probe", "lb.target_type", fields=("lb.target_type",))
+    fix = ("add a readiness probe the app fails on SIGTERM: behind kube-proxy a node shutdown leaves "
+           "the endpoint ready until the pod is gone")
+    if maybe:
+        return unknown_verdict(svc.name, left, "==", right, fix, maybe)
+    return holds(svc.name, False, left, "==", right, fix, service=svc.name)
 
 
 def eviction_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
@@ -128,11 +164,24 @@ def eviction_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
 
 def eviction_leaves_a_target(svc: Service, ctx: Ctx) -> list[Verdict]:
     """A node drain evicts a pod without a PDB at once: a single replica behind an LB leaves it
-    without a target for a whole pod_ready (found by lockstep's own simulation). With a PDB,
-    pdb-needs-replicas and pdb-allows-eviction judge the count; removal by health check only,
-    health-check-drain-needs-peers (the same count, one finding)."""
+    without a target for a whole pod_ready (found by lockstep's own simulation). A PDB that keeps
+    no pod (minAvailable 0, or maxUnavailable at least the replicas) lets a drain of every node
+    evict all of them at once. Otherwise with a PDB, pdb-needs-replicas and pdb-allows-eviction
+    judge the count; removal by health check only, health-check-drain-needs-peers (the same
+    count, one finding)."""
     lb = svc.lb
-    if lb is None or svc.pdb is not None or set(lb.removal) == {"health_check"}:
+    if lb is None:
+        return []
+    keep = _pdb_keeps(svc)
+    if keep is not None:
+        src, unknown = d.replica_field(svc), d.count_unknown(svc)
+        if unknown:  # the least it keeps over every count ≥ 1: a minAvailable of pods keeps one
+            m = svc.pdb.min_available
+            keep = 1 if isinstance(m, int) and m >= 1 else 0
+        kept = Term("pods the PDB keeps", keep, f"{src} - allowed by pdb", unknown, "", (src, "pdb"))
+        return [judge(svc.name, kept, ">=", Term("kept through a drain", 1, "", (), ""),
+                      "set pdb.min_available ≥ 1 (or pdb.max_unavailable below the replicas)")]
+    if set(lb.removal) == {"health_check"}:
         return []
     src = d.replica_field(svc)
     return [judge(svc.name, Term("replicas", d.replicas(svc), src, (), "", (src,)), ">=",
