@@ -377,3 +377,19 @@ def test_an_hpa_scaling_a_daemonset_manifest_is_an_input_error():
 
     with pytest.raises(ExtractError, match="hpa: a DaemonSet has no scale subresource"):
         workload(manifest(), hpa=Hpa(min_replicas=1, max_replicas=3))
+
+
+@pytest.mark.parametrize(("pdb", "status", "kept"), [
+    ({"min_available": 1}, "ok", 1),          # one pod kept on any count of nodes
+    ({"min_available": 2}, "ok", 1),          # on one node it keeps that one: the least is 1
+    ({"min_available": 0}, "error", 0),       # keeps nothing on any count
+    ({"min_available": "50%"}, "skipped", 0),  # a share of a count no input states
+    ({"max_unavailable": 1}, "skipped", 0),   # on one node it lets the only pod go
+])
+def test_what_a_pdb_keeps_through_a_drain_of_an_unknown_node_count(pdb, status, kept):
+    values = without_heartbeat(as_daemonset(base(), BASKETBALL, None))
+    values["services"][BASKETBALL]["pdb"] = pdb
+    [f] = [f for f in evaluate(build(values=values))
+           if (f.id, f.subject) == ("eviction-leaves-a-target", "basketball-feed")]
+    assert (f.status, f.left.value) == (status, kept)
+    assert f.needs == (() if status != "skipped" else ("replicas",))

@@ -109,6 +109,16 @@ def test_a_nodepool_grace_must_also_fit_a_pdb_held_eviction(tgp, grace) -> None:
     assert f.left.fields[0] == "shutdown.grace_s" and f.right.fields == ("nodes.karpenter.termination_grace_period_s",)
 
 
+def test_a_nodepool_grace_short_of_a_pdb_held_eviction_prints_the_fix() -> None:
+    stack = build({**ON_DEMAND, f"{POOL}.termination_grace_period_s": 100})
+    f = case(stack, "node-budget-covers-drain", "api", "error")
+    assert f.render() == (
+        "ERROR node-budget-covers-drain  api: grace + replace_time 119s (shutdown.grace_s 60 + replace_time 59) + "
+        "margin 5s > nodepool general 100s (nodes.karpenter.termination_grace_period_s)  slack -24s → raise "
+        "nodes.karpenter.termination_grace_period_s to ≥124s: a PDB-held eviction waits for the previous replacement")
+    assert f.service == "api"
+
+
 def test_without_a_pdb_nothing_holds_an_eviction_and_the_drain_alone_must_fit() -> None:
     stack = build({**ON_DEMAND, f"{POOL}.termination_grace_period_s": 55, f"{A}.pdb": DELETE})
     f = case(stack, "node-budget-covers-drain", "api", "error")
@@ -249,6 +259,8 @@ def test_behind_kube_proxy_without_a_readiness_probe_nothing_takes_the_pod_out()
     assert (f.status, f.left.fields, f.needs) == ("error", ("probes.readiness",), ())
     assert f.render().startswith("ERROR node-shutdown-drains-without-endpoints  basketball-feed: readiness probe "
                                  "none (probes.readiness) ≠ required a readiness probe")
+    # the next service is still judged
+    assert {f.relation for f in findings_of(stack, SHUTDOWN, "odds-stream")} == {"<=", ">="}
     # api on IP targets is checked by its ALB: no readiness probe is needed for this rule
     assert {f.relation for f in findings_of(build({f"{A}.probes.readiness": None}), SHUTDOWN, "api")} == {"<=", ">="}
 
@@ -259,6 +271,51 @@ def _queue_unstated(stack) -> list:
     nodes._unknown = frozenset({N.QUEUE})
     scene = Scene(services=stack.services, nodes=nodes)
     return walk(scene, context(stack), (BY_ID[SHUTDOWN],))
+
+
+def test_an_instance_target_the_nlb_checks_itself_is_out_when_its_check_fails() -> None:
+    # removal by health check (not endpoints): the NLB checks the pod through its node port
+    stack = build({f"{B}.lb.removal": ["health_check"], f"{B}.probes.readiness": None})
+    f = shutdown_case(stack, "basketball-feed", ">=")
+    assert (f.right.label, f.right.value) == ("lb detection", 30)
+
+
+def test_an_lb_check_no_input_states_leaves_the_drain_undecided_naming_it() -> None:
+    stack = build()
+    lb = stack.services[API].lb.model_copy()
+    lb._unknown = frozenset({"lb.health_check.interval_s"})
+    unrouted = N.shutdown_unrouted(stack.services[API].model_copy(update={"lb": lb}))
+    assert unrouted.unknown == ("lb.health_check.interval_s",)
+
+
+def test_a_drain_short_of_the_kube_proxy_path_prints_the_fix() -> None:
+    assert shutdown_case(build({f"{B}.shutdown.drain_s": 29}), "basketball-feed", ">=").render() == (
+        "ERROR node-shutdown-drains-without-endpoints  basketball-feed: drain 29s (shutdown.drain_s) < unready + "
+        "endpoints 25s (unready_after 15 + lb.endpoint_propagation_s 10) + margin 5s  slack -1s → raise "
+        "shutdown.drain_s to ≥30s: the pod must keep serving until the path stops sending")
+
+
+def test_the_local_path_is_named_by_its_node_check() -> None:
+    stack = build({f"{B}.lb.external_traffic_policy": "Local"})
+    assert shutdown_case(stack, "basketball-feed", ">=").render().startswith(
+        "ERROR node-shutdown-drains-without-endpoints  basketball-feed: drain 30s (shutdown.drain_s) < unready + "
+        "endpoints + node check 55s (unready_after 15 + lb.endpoint_propagation_s 10 + health_check 30) + margin 5s")
+
+
+def test_a_missing_readiness_probe_prints_what_decides_it_whole() -> None:
+    stack = build({f"{B}.probes.readiness": None})
+    [f] = findings_of(stack, SHUTDOWN, "basketball-feed")
+    assert f.render() == (
+        "ERROR node-shutdown-drains-without-endpoints  basketball-feed: readiness probe none (probes.readiness) ≠ "
+        "required a readiness probe (lb.target_type) → add a readiness probe the app fails on SIGTERM: behind "
+        "kube-proxy a node shutdown leaves the endpoint ready until the pod is gone")
+    assert (f.service, f.left.fields, f.right.fields) == ("basketball-feed", ("probes.readiness",), ("lb.target_type",))
+    undecided = {"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False, f"{B}.probes.readiness": None}
+    [g] = [g for g in _queue_unstated(build(undecided)) if g.subject == "basketball-feed"]
+    assert g.render() == (
+        "SKIPPED node-shutdown-drains-without-endpoints  basketball-feed: readiness probe none (probes.readiness) = "
+        "required a readiness probe (lb.target_type) → needs nodes.karpenter.interruption_queue")
+    assert (g.relation, g.left.fields, g.right.fields, g.fix) == ("==", f.left.fields, f.right.fields, f.fix)
 
 
 def test_when_only_an_unstated_queue_decides_the_shutdown_a_missing_probe_is_skipped() -> None:
@@ -383,6 +440,20 @@ def test_a_pdb_must_keep_a_pod_through_a_drain_of_every_node(counts, key) -> Non
     assert f.slack_s == kept - 1
     assert f.status == ("error" if kept < 1 else "ok")
     assert f.left.fields == ("replicas", "pdb")
+
+
+def test_a_pdb_keeping_no_pod_prints_the_fix() -> None:
+    assert only(build({f"{B}.pdb": {"min_available": 0}}), "eviction-leaves-a-target", "basketball-feed").render() == (
+        "ERROR eviction-leaves-a-target  basketball-feed: pods the PDB keeps 0 (replicas - allowed by pdb) < kept "
+        "through a drain 1  slack -1 → set pdb.min_available ≥ 1 (or pdb.max_unavailable below the replicas)")
+
+
+def test_a_service_without_a_pdb_may_accept_the_drain_its_nodepool_cuts_short() -> None:
+    # no PDB: the drain side is the tightest error, and the service's accept list covers it
+    stack = build({**ON_DEMAND, f"{POOL}.termination_grace_period_s": 30, f"{A}.pdb": DELETE,
+                   f"{A}.accept": [{"id": "node-budget-covers-drain", "reason": "drained by hand"}]})
+    f = case(stack, "node-budget-covers-drain", "api", "error")
+    assert (f.status, f.left.label, f.service) == ("accepted", "drain + finish", "api")
 
 
 def test_an_accepted_singleton_is_reported_as_accepted() -> None:

@@ -175,9 +175,11 @@ def eviction_leaves_a_target(svc: Service, ctx: Ctx) -> list[Verdict]:
     keep = _pdb_keeps(svc)
     if keep is not None:
         src, unknown = d.replica_field(svc), d.count_unknown(svc)
-        if unknown:  # the least it keeps over every count ≥ 1: a minAvailable of pods keeps one
-            m = svc.pdb.min_available
-            keep = 1 if isinstance(m, int) and m >= 1 else 0
+        m = svc.pdb.min_available
+        if unknown and isinstance(m, int):  # min(count, m) ≥ 1 on any count ≥ 1 iff m ≥ 1: decided
+            keep, unknown = min(1, m), ()
+        elif unknown:  # a share of the count, or what maxUnavailable leaves: its least is 0
+            keep = 0
         kept = Term("pods the PDB keeps", keep, f"{src} - allowed by pdb", unknown, "", (src, "pdb"))
         return [judge(svc.name, kept, ">=", Term("kept through a drain", 1, "", (), ""),
                       "set pdb.min_available ≥ 1 (or pdb.max_unavailable below the replicas)")]
