@@ -90,20 +90,26 @@ def _metrics(metrics: dict[str, float]) -> str:
 def render_text(report, source: str) -> str:
     lines = [f"lockstep simulate {source}: {report.phases} phases per scenario, seed {report.seed}, "
              f"{report.rate:g} requests/s per service"]
-    header = f"{'service':<18}{'scenario':<9}" + "".join(f"{h:>{max(len(h) + 1, 6)}}" for h, _ in COLUMNS)
+    # the first two columns as wide as their longest entry (a node scenario's name is longer
+    # than the default ones'), never narrower than before
+    name_w = max([17, *(len(s.service) for s in report.scenarios)]) + 1
+    scen_w = max([8, *(len(s.scenario) for s in report.scenarios)]) + 1
+    indent = " " * (name_w + scen_w)
+    header = f"{'service':<{name_w}}{'scenario':<{scen_w}}" + "".join(
+        f"{h:>{max(len(h) + 1, 6)}}" for h, _ in COLUMNS)
     lines.append(header)
     for s in report.scenarios:
         c = s.counts
-        row = f"{s.service:<18}{s.scenario:<9}" + "".join(
+        row = f"{s.service:<{name_w}}{s.scenario:<{scen_w}}" + "".join(
             f"{getattr(c, k):>{max(len(h) + 1, 6)}}" for h, k in COLUMNS)
         lines.append(row + ("  HARMFUL" if s.harmful else ""))
         extra = _metrics(s.metrics)
         if extra:
-            lines.append(f"{'':<27}{extra}")
+            lines.append(f"{indent}{extra}")
         for note in c.notes[:2]:
-            lines.append(f"{'':<27}note: {note}")
+            lines.append(f"{indent}note: {note}")
         if len(c.notes) > 2:
-            lines.append(f"{'':<27}note: … {len(c.notes) - 2} more like these (one per phase)")
+            lines.append(f"{indent}note: … {len(c.notes) - 2} more like these (one per phase)")
     for s in report.scenarios:
         if not s.timeline or not (s.harmful or s.scenario == "rollout"):
             continue

@@ -136,3 +136,13 @@ def test_simulate_names_an_unknown_scenario_in_one_line_and_exits_2(feed_stack, 
     assert main(["simulate", feed_stack, "--scenario", "reboot"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--scenario: 'reboot' is not one of" in err[0] and "node-drain" in err[0]
+
+
+def test_simulate_text_keeps_its_columns_for_the_long_scenario_names(capsys):
+    assert main(["simulate", "--scenario", "spot-interruption", "--scenario", "rollout", "--phases", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header, rows = lines[1], [ln for ln in lines[2:] if ln.split(" ", 1)[0] in
+                              {"api", "football-feed", "basketball-feed", "odds-stream"}]
+    end = header.index("requests") + len("requests")  # the counts are right-aligned under it
+    assert rows and all(r[end - 1].isdigit() and r[end] == " " for r in rows)
+    assert {r.split()[1] for r in rows} == {"spot-interruption", "rollout"}
