@@ -118,6 +118,16 @@ def test_a_run_in_two_worker_processes_reports_exactly_what_one_process_does():
     assert [v.as_dict() for v in parallel.verdicts] == [v.as_dict() for v in serial.verdicts]
     assert (parallel.baseline_harm, parallel.baseline_errors) == (serial.baseline_harm, serial.baseline_errors)
     assert parallel.counts == serial.counts
+    assert serial.counts["gap"] == 0  # every harmful mutant of the example is caught by a rule
+
+
+def test_every_harmful_mutant_of_the_example_in_the_node_scenarios_is_caught_by_a_rule():
+    from lockstep.timing.scenario_names import NODE_SCENARIOS
+
+    report = mutate_stack(EXAMPLE, phases=1, jobs=1, scenarios=NODE_SCENARIOS)
+    assert not report.baseline_harm and not report.baseline_errors
+    assert report.counts["caught"] > 0
+    assert [f"{v.mutant.where} → {v.mutant.value}" for v in report.by("gap")] == []
 
 
 def test_mutate_refuses_fewer_than_one_job_with_one_line(capsys):
