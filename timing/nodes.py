@@ -148,9 +148,10 @@ def shutdown_unrouted(svc: Service) -> Term | None:
     the LB's own health check. None: nothing takes the pod out before it is gone (a kube-proxy
     path and no readiness probe).
 
-    Optimistic behind kube-proxy, as the simulation is: the kubelet's shutdown manager stops a
-    pod's probes before it kills it (kubernetes #105215) and then reports it ready (kubernetes
-    #105780, #116965), so there the pod leaves the endpoints only once it has exited."""
+    Optimistic behind kube-proxy (an open gap the simulation shows): the kubelet's shutdown
+    manager stops a pod's probes before it kills it (kubernetes #105215) and then reports it
+    ready (kubernetes #105780, #116965), so there the pod leaves the endpoints only once it has
+    exited."""
     lb = svc.lb
     assert lb is not None  # judged for services behind an LB
     local = lb.target_type == "instance" and lb.external_traffic_policy == "Local"

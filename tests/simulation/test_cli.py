@@ -83,15 +83,15 @@ def test_mutate_exits_1_on_a_harmful_mutant_no_rule_catches(tmp_path, kit, capsy
 
 
 def test_mutate_runs_the_node_scenarios_asked_for(capsys):
-    # the example's basketball feed behind kube-proxy: a drain shorter than its readiness probe's
-    # failures + the endpoint update loses requests in a kubelet node shutdown, and the rule says so
-    assert main(["mutate", "--only", "services.2.shutdown.drain_s", "--scenario", "node-shutdown",
+    # a spot handler that reacts too late to the two-minute notice: the drain does not fit what
+    # is left of it, the simulation loses requests, and node-budget-covers-drain says so
+    assert main(["mutate", "--only", "nodes.spot_reaction_s", "--scenario", "spot-interruption",
                  "--phases", "1", "--jobs", "1", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["scenarios"] == ["node-shutdown"] and doc["ok"] is True
-    short = next(m for m in doc["mutants_detail"] if m["value"] == 15)  # half of 30
-    assert any("basketball-feed node-shutdown: requests lost" in h for h in short["harm"])
-    assert "node-shutdown-drains-without-endpoints" in short["rules"]
+    assert doc["scenarios"] == ["spot-interruption"] and doc["ok"] is True
+    late = next(m for m in doc["mutants_detail"] if m["value"] == 86400)  # the range's end
+    assert any("api spot-interruption: requests lost" in h for h in late["harm"])
+    assert "node-budget-covers-drain" in late["rules"]
 
 
 def test_scenario_all_is_every_scenario_once_and_none_is_the_default():

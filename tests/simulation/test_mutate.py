@@ -124,7 +124,10 @@ def test_a_run_in_two_worker_processes_reports_exactly_what_one_process_does():
 def test_every_harmful_mutant_of_the_example_in_the_node_scenarios_is_caught_by_a_rule():
     from lockstep.timing.scenario_names import NODE_SCENARIOS
 
-    report = mutate_stack(EXAMPLE, phases=1, jobs=1, scenarios=NODE_SCENARIOS)
+    # not node-shutdown: the unmutated example already loses requests there (a rule gap held by
+    # tests/simulation/test_nodes_sim.py's GAP_KUBE_PROXY_SHUTDOWN)
+    scenarios = tuple(n for n in NODE_SCENARIOS if n != "node-shutdown")
+    report = mutate_stack(EXAMPLE, phases=1, jobs=1, scenarios=scenarios)
     assert not report.baseline_harm and not report.baseline_errors
     assert report.counts["caught"] > 0
     assert [f"{v.mutant.where} → {v.mutant.value}" for v in report.by("gap")] == []

@@ -81,7 +81,12 @@ class Checkers:
             return
         if t < pod.start or t - pod.start < probe.initial_delay:
             return
-        if (pod.term_at is not None or pod.signalled) and kind != "readiness":
+        if pod.signalled:
+            # The kubelet's node shutdown stops the pod's probes before it kills it, and a
+            # container with no probe worker left is reported ready (kubelet nodeshutdown
+            # manager, kubernetes #105215; #105780 and #116965, open): its readiness stays.
+            return
+        if pod.term_at is not None and kind != "readiness":
             return  # liveness and startup are forced to success while a pod terminates
         if kind != "startup" and not pod.started:
             return

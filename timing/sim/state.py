@@ -73,7 +73,8 @@ class Pod:
         self.idle: list[float] = []
         self.busy: list[float] = []
         # SIGTERM without a deletion (the kubelet's graceful node shutdown): the pod stays in
-        # its endpoints, and the app fails its health checks from here on.
+        # its endpoints (the kubelet stops probing it), and the app fails the LB's health checks
+        # from here on.
         self.signalled = False
 
     def listening(self, t: float) -> bool:
