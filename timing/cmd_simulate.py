@@ -42,16 +42,16 @@ def add_scenario_argument(parser: argparse.ArgumentParser) -> None:
     """`--scenario NAME` (repeatable, or `all`), shared by `simulate` and `mutate`."""
     from lockstep.timing.scenario_names import DEFAULT_SCENARIOS, NODE_SCENARIOS
 
-    node = NODE_SCENARIOS
     parser.add_argument("--scenario", action="append", default=None, metavar="NAME",
                         help=f"run only these scenarios (repeatable; default {', '.join(DEFAULT_SCENARIOS)}; "
-                        f"the node scenarios: {', '.join(node)}; all: every one)")
+                        f"the node scenarios: {', '.join(NODE_SCENARIOS)}; all: every one)")
 
 
 def chosen_scenarios(args: argparse.Namespace) -> tuple[str, ...]:
     """The scenarios `--scenario` names (`all`: every one), or the default set; an unknown name
     is one input error naming the choices."""
-    from lockstep.timing.simulate import DEFAULT_SCENARIOS, SCENARIOS
+    from lockstep.timing.scenario_names import DEFAULT_SCENARIOS
+    from lockstep.timing.simulate import SCENARIOS
 
     names = args.scenario or DEFAULT_SCENARIOS
     if "all" in names:

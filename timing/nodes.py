@@ -13,7 +13,7 @@ Rules (`timing.invariants.nodes`) and the simulation's spec (`timing.sim.spec`) 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
@@ -156,8 +156,7 @@ def shutdown_unrouted(svc: Service) -> Term | None:
     assert lb is not None  # judged for services behind an LB
     local = lb.target_type == "instance" and lb.external_traffic_policy == "Local"
     if not local and not (lb.target_type == "instance" and "endpoints" in lb.removal):
-        hc = d.detection(lb)
-        return Term("lb detection", hc.value, hc.source, hc.unknown, fields=hc.fields)
+        return replace(d.detection(lb), label="lb detection")
     probe = svc.probes.readiness
     if probe is None:
         return None

@@ -74,17 +74,17 @@ class Checkers:
     def _probe(self, pod: Pod, kind: str) -> None:
         if pod.gone:
             return
+        if pod.signalled:
+            # The kubelet's node shutdown stops the pod's probes before it kills it, and a
+            # container with no probe worker left is reported ready (kubelet nodeshutdown
+            # manager, kubernetes #105215; #105780 and #116965, open): its readiness stays.
+            return
         s, t = self.spec, self.t
         probe = getattr(s, kind)
         self.at(t + probe.period, self._probe, pod, kind)
         if pod.crashed and kind != "readiness":
             return
         if t < pod.start or t - pod.start < probe.initial_delay:
-            return
-        if pod.signalled:
-            # The kubelet's node shutdown stops the pod's probes before it kills it, and a
-            # container with no probe worker left is reported ready (kubelet nodeshutdown
-            # manager, kubernetes #105215; #105780 and #116965, open): its readiness stays.
             return
         if pod.term_at is not None and kind != "readiness":
             return  # liveness and startup are forced to success while a pod terminates
