@@ -38,6 +38,7 @@ class Checkers:
             g.fail, g.ok = g.fail + 1, 0
             if g.health != "unhealthy" and g.fail >= lb.unhealthy_threshold:
                 g.health = "unhealthy"
+                g.unhealthy_since = self.t
                 self.first_unhealthy = min(self.first_unhealthy, self.t)
                 self._unhealthy_connections(g)
         if g.health != before:
@@ -56,11 +57,14 @@ class Checkers:
         if lb.unhealthy_reset:
             self.cut(pod, "NLB reset an unhealthy target's connections")
         else:
-            self.at(self.t + lb.unhealthy_draining, self._unhealthy_drained, pod)
+            self.at(self.t + lb.unhealthy_draining, self._unhealthy_drained, g, g.unhealthy_since)
 
-    def _unhealthy_drained(self, pod: Pod) -> None:
-        if not pod.gone:
-            self.cut(pod, "NLB unhealthy draining interval over")
+    def _unhealthy_drained(self, g: Target, since: float) -> None:
+        # A target that recovers inside the interval goes back to healthy and keeps its
+        # connections (the NLB's unhealthy.draining state; AWS's launch note for it): only one
+        # still unhealthy since the same failure has them closed.
+        if not g.pod.gone and g.health == "unhealthy" and g.unhealthy_since == since:
+            self.cut(g.pod, "NLB unhealthy draining interval over")
 
     def _gate_poll(self) -> None:
         # The controller sets a pod's readiness gate once its target is healthy.

@@ -83,7 +83,7 @@ class Pod:
 
 
 class Target:
-    __slots__ = ("pod", "reg_at", "health", "ok", "fail", "no_new_after", "idle", "busy")
+    __slots__ = ("pod", "reg_at", "health", "ok", "fail", "no_new_after", "idle", "busy", "unhealthy_since")
 
     def __init__(self, pod: Pod, reg_at: float, health: str) -> None:
         self.pod = pod
@@ -93,3 +93,4 @@ class Target:
         self.no_new_after = INF
         self.idle: list[float] = []  # LB→target connections: when each went idle
         self.busy: list[float] = []  # heap of end times of connections in use
+        self.unhealthy_since = INF  # when it last turned unhealthy (an NLB's draining interval runs from it)
