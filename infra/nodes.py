@@ -4,9 +4,10 @@ same node disruption sources back (`timing.bind.nodes`).
 
 - Each NodePool (karpenter.sh/v1) carries the model's terminationGracePeriod, capacity-type
   requirement and disruption settings, every number written out even where it is Karpenter's
-  default. Two facts of the stack no Karpenter field holds travel as annotations: whether the
+  default. Three facts of the stack no Karpenter field holds travel as annotations: whether the
   Karpenter controller runs with an interruption queue (the controller is a cluster add-on the
-  stack does not own) and the spot handler's reaction time.
+  stack does not own), the spot handler's reaction time, and whether nodes may shut down with
+  no drain first.
 - The EC2NodeClass (karpenter.k8s.aws/v1, AL2023) carries the kubelet's graceful shutdown in
   its user data: a MIME part of type `application/node.eks.aws` holding a nodeadm NodeConfig
   whose `spec.kubelet.config` sets shutdownGracePeriod and shutdownGracePeriodCriticalPods
@@ -29,7 +30,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from lockstep.infra import kube
-from lockstep.timing.bind.nodes import QUEUE_ANNOTATION, REACTION_ANNOTATION
+from lockstep.timing.bind.nodes import QUEUE_ANNOTATION, REACTION_ANNOTATION, UNDRAINED_ANNOTATION
 from lockstep.timing.extract.nodes import CAPACITY_TYPE, NODECONFIG
 from lockstep.timing.model import KarpenterNodePool, Nodes
 
@@ -68,7 +69,8 @@ def nodeclass_spec(nodes: Nodes, cluster: str) -> dict:
 
 
 def pool_annotations(pool: KarpenterNodePool, nodes: Nodes) -> dict[str, str]:
-    out = {QUEUE_ANNOTATION: str(pool.interruption_queue).lower()}
+    out = {QUEUE_ANNOTATION: str(pool.interruption_queue).lower(),
+           UNDRAINED_ANNOTATION: str(nodes.undrained_shutdowns).lower()}
     if nodes.spot_reaction_s is not None:
         out[REACTION_ANNOTATION] = str(nodes.spot_reaction_s)
     return out

@@ -631,6 +631,14 @@ class Nodes(Strict):
         "null: unknown (rules that need it are skipped)")
     kubelet: KubeletShutdown | None = Field(
         default=None, description="the nodes' graceful shutdown; null: not configured (shutdownGracePeriod 0)")
+    # Whether anything shuts a node down with no drain in front is a fact of the platform, not of
+    # any resource: the default is that it may (an EC2 stop or terminate from outside, an instance
+    # retirement no handler watches, an ASG scale-in without a lifecycle hook). Spot capacity that
+    # no handler drains shuts down undrained whatever this says (`timing.nodes.undrained_spot`).
+    undrained_shutdowns: bool = Field(
+        default=True, description="nodes may shut down with no drain first, so only the kubelet's graceful "
+        "shutdown stops their pods; false: every node removal is drained first (Karpenter's interruption "
+        "queue, aws-node-termination-handler, ASG lifecycle hooks)")
     # Sources no input states (the audit given no KubeletConfiguration, NodePools without the
     # Karpenter controller): the field paths `timing.nodes` then treats as unknown, so a rule
     # that needs them is skipped. Set by `timing.bind.nodes` only; not configurable.

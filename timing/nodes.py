@@ -5,8 +5,9 @@ Karpenter, a spot handler, aws-node-termination-handler on an ASG lifecycle hook
 each pod at most its own budget before the node is deleted. *Undrained*: the instance shuts
 down with no drain in front (spot capacity that no handler watches: EC2 reclaims it when the
 two-minute notice runs out, and without Karpenter's interruption queue or a handler nothing
-acts on the notice) and only the kubelet's graceful node shutdown stops the pods; they get no
-deletion, so their endpoints stay ready (kubernetes #116965, open).
+acts on the notice; or whatever else stops a node the platform does not drain first,
+`Nodes.undrained_shutdowns`) and only the kubelet's graceful node shutdown stops the pods; they
+get no deletion, so their endpoints stay ready (kubernetes #116965, open).
 
 Rules (`timing.invariants.nodes`) and the simulation's spec (`timing.sim.spec`) read these.
 """
@@ -41,6 +42,7 @@ class Budget:
 # The sources an input may leave unstated (`Nodes.unknown`, set by the audit's linker).
 KUBELET = "nodes.kubelet"
 QUEUE = "nodes.karpenter.interruption_queue"
+UNDRAINED = "nodes.undrained_shutdowns"
 
 
 def spot_pools(nodes: Nodes) -> list[int]:
@@ -140,42 +142,48 @@ def node_budget_s(svc: Service, nodes: Nodes | None) -> int | None:
 
 def shutdown_unrouted(svc: Service) -> Term | None:
     """How long after the kubelet's node shutdown signals a pod (no deletion: its endpoint stays
-    ready) new requests still reach it, worst case; the app fails its probes from SIGTERM on.
-    Instance targets reached through kube-proxy (`externalTrafficPolicy: Cluster`): the NLB's
-    node check passes through kube-proxy to any ready pod, so the pod leaves when its readiness
-    probe has failed and the endpoint update has reached every node. `Local`: then the node's
-    healthCheckNodePort fails and the LB must see it. Otherwise (targets the LB checks itself)
-    the LB's own health check. None: nothing takes the pod out before it is gone (a kube-proxy
-    path and no readiness probe).
+    ready) new requests still reach it, worst case: the LB's own health check, which the app
+    fails from SIGTERM on. None: nothing takes the pod out before it has exited — every path
+    through kube-proxy (instance targets removed by endpoints, `externalTrafficPolicy` Cluster or
+    Local), because there only the endpoint's readiness decides, and it stays true.
 
-    Optimistic behind kube-proxy (an open gap the simulation shows): the kubelet's shutdown
-    manager stops a pod's probes before it kills it (kubernetes #105215) and then reports it
-    ready (kubernetes #105780, #116965), so there the pod leaves the endpoints only once it has
-    exited."""
+    From the kubelet's code: its node-shutdown manager removes the pod's probe workers before it
+    kills the pod (kubernetes #105215), and a container with no readiness worker keeps the ready
+    status it last had (kubernetes #105780, #116965, both open); the node lifecycle controller
+    marks a node's pods unready only when the node's Ready goes Unknown, not when the kubelet
+    itself reports it False for the shutdown (kubernetes #109998, open). So kube-proxy — and,
+    for `Local`, its healthCheckNodePort, which counts the node's ready endpoints — keeps sending
+    to the pod until it has exited, whatever its drain."""
     lb = svc.lb
     assert lb is not None  # judged for services behind an LB
     local = lb.target_type == "instance" and lb.external_traffic_policy == "Local"
-    if not local and not (lb.target_type == "instance" and "endpoints" in lb.removal):
-        return replace(d.detection(lb), label="lb detection")
-    probe = svc.probes.readiness
-    if probe is None:
+    if local or (lb.target_type == "instance" and "endpoints" in lb.removal):
         return None
-    parts = [d.unready_after(probe), source_field("lb.endpoint_propagation_s", lb.endpoint_propagation_s)]
-    if local:
-        parts.append(d.detection(lb))
-    return d.total("unready + endpoints" + (" + node check" if local else ""), *parts)
+    return replace(d.detection(lb), label="lb detection")
+
+
+def undrained(nodes: Nodes) -> list[str]:
+    """The fields that say some node shuts down with no drain in front: spot capacity no handler
+    drains, and `nodes.undrained_shutdowns` (the platform's other shutdowns)."""
+    return [*undrained_spot(nodes), *((UNDRAINED,) if nodes.undrained_shutdowns else ())]
+
+
+def _kubelet_may_run(nodes: Nodes) -> bool:
+    return nodes.kubelet is not None or KUBELET in nodes.unknown
 
 
 def shutdown_may_stop_pods(nodes: Nodes) -> bool:
-    """The kubelet's graceful shutdown may be what stops pods here: it is configured, or no
-    input says whether it is, or spot capacity runs that no handler drains."""
-    return nodes.kubelet is not None or KUBELET in nodes.unknown or bool(undrained_spot(nodes))
+    """The kubelet's graceful shutdown may be what stops pods here: spot capacity runs that no
+    handler drains, or nodes may shut down undrained (`nodes.undrained_shutdowns`) where the
+    kubelet's shutdown is configured or no input says whether it is. (Undrained with no graceful
+    shutdown at all, a node's pods die with it: a crash, not this.)"""
+    return bool(undrained_spot(nodes)) or (nodes.undrained_shutdowns and _kubelet_may_run(nodes))
 
 
 def undecided_trigger(nodes: Nodes) -> tuple[str, ...]:
     """What decides whether undrained shutdowns happen at all, when only an unstated source
     (the Karpenter controller's interruption queue) says spot nodes go undrained."""
-    if nodes.kubelet is not None or KUBELET in nodes.unknown:
+    if nodes.undrained_shutdowns and _kubelet_may_run(nodes):
         return ()
     found = undrained_spot(nodes)
     return (QUEUE,) if found and QUEUE in nodes.unknown and set(found) == {QUEUE} else ()

@@ -37,13 +37,14 @@ PLANNED = tuple(name for name in SCENARIOS if name != "crash")
 def applies(spec: ServiceSpec, scenario: str) -> bool:
     """Whether a scenario can happen to this service: quiet hours matter only where keep-alive
     timeouts can race; a consolidation needs a Karpenter NodePool, a spot interruption spot
-    capacity, a node shutdown the kubelet's graceful shutdown configured, and the etp-local
+    capacity, a node shutdown nodes that may shut down undrained under the kubelet's graceful
+    shutdown (`Nodes.undrained_shutdowns`; undrained spot is the spot interruption), and the etp-local
     drain a Service with externalTrafficPolicy Local on instance targets."""
     nodes = spec.nodes
     return {"quiet": keepalive_can_race(spec),
             "consolidation": nodes is not None and bool(nodes.pool_budgets),
             "spot-interruption": nodes is not None and nodes.spot,
-            "node-shutdown": nodes is not None and nodes.kubelet > 0,
+            "node-shutdown": nodes is not None and nodes.undrained and nodes.kubelet > 0,
             "etp-local": spec.lb is not None and spec.lb.node_check}.get(scenario, True)
 DEFAULT_RATE = 20.0  # requests per second across the service
 # Bounds on what a caller may ask for: each phase is a full run of every scenario, so the work

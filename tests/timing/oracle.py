@@ -75,18 +75,13 @@ def _pdb_kept(svc: Service) -> int:
 
 
 def _shutdown_unrouted(svc: Service) -> int | None:
-    """Seconds a kubelet node shutdown's pod still gets new requests: behind kube-proxy its
-    readiness probe's failures and the endpoint update (then the node check, for Local),
-    otherwise the LB's own check; None: nothing takes it out (kube-proxy, no readiness probe)."""
+    """Seconds a kubelet node shutdown's pod still gets new requests: the LB's own check; None
+    behind kube-proxy (instance targets removed by endpoints, or Local), where the kubelet stops
+    the probes and the pod stays ready in the endpoints until it has exited."""
     lb, hc = svc.lb, svc.lb.health_check
-    local = lb.target_type == "instance" and lb.external_traffic_policy == "Local"
-    if not local and not (lb.target_type == "instance" and "endpoints" in lb.removal):
-        return hc.interval_s * hc.unhealthy_threshold
-    r = svc.probes.readiness
-    if r is None:
+    if lb.target_type == "instance" and (lb.external_traffic_policy == "Local" or "endpoints" in lb.removal):
         return None
-    return (r.period_s * r.failure_threshold + lb.endpoint_propagation_s
-            + (hc.interval_s * hc.unhealthy_threshold if local else 0))
+    return hc.interval_s * hc.unhealthy_threshold
 
 
 def _handler(p: Probe) -> object:
@@ -333,7 +328,8 @@ def node_errors(stack: Stack) -> list[tuple[str, str]]:
                 sd.drain_s + sd.finish_s + lead + margin > grant for grant, lead in grants) or (
                 svc.pdb is not None and any(sd.grace_s + _replace(svc) + margin > tgp for tgp in forcing))):
             out.append(("node-budget-covers-drain", svc.name))
-        if isinstance(svc, Service) and svc.lb is not None and (k is not None or undrained):
+        if isinstance(svc, Service) and svc.lb is not None and (undrained or (
+                k is not None and nodes.undrained_shutdowns)):
             unrouted = _shutdown_unrouted(svc)
             if (unrouted is None or unrouted + sd.finish_s + margin > min(sd.grace_s, kubelet)
                     or sd.drain_s < unrouted + margin):

@@ -171,6 +171,11 @@ KNOBS: dict[str, tuple[int, int, int]] = {
 }
 
 
+# Flags drawn either way wherever the node knobs are turned: whether nodes shut down undrained
+# decides whether node-shutdown-drains-without-endpoints is judged at all.
+FLAGS = ("nodes.undrained_shutdowns",)
+
+
 @st.composite
 def varied_values(draw: st.DrawFn, knobs: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The example with some knobs turned: valid in shape (API ranges), any rule may break."""
@@ -180,6 +185,10 @@ def varied_values(draw: st.DrawFn, knobs: tuple[str, ...] | None = None) -> dict
         node, key = _walk(values, path)
         spread, lo, hi = KNOBS[path]
         node[key] = draw(around(node[key], spread, lo, hi), label=path)
+    if knobs is None or any(k.startswith("nodes.") for k in names):
+        for path in FLAGS:
+            node, key = _walk(values, path)
+            node[key] = draw(st.booleans(), label=path)
     return values
 
 

@@ -13,6 +13,7 @@ from tests.timing.strategies import DELETE, build
 
 POOL = "nodes.karpenter.0"
 RULE = "node-shutdown-drains-without-endpoints"
+UNDRAINED = {"nodes.undrained_shutdowns": True}  # the example drains every node first
 
 
 def unknown(nodes: Nodes, *fields: str) -> Nodes:
@@ -36,8 +37,11 @@ def test_an_unknown_kubelet_is_a_term_at_zero_that_names_itself() -> None:
 
 
 def test_an_unknown_kubelet_skips_the_shutdown_rule_naming_it() -> None:
-    stack = build({"nodes.kubelet": DELETE})  # spot drained by the queue: only the kubelet could apply
+    stack = build({**UNDRAINED, "nodes.kubelet": DELETE})  # spot drained by the queue: only the kubelet could apply
     assert shutdown_findings(stack, stack.nodes) == []
+    # with every node drained first, an unknown kubelet stops nothing either
+    drained = build({"nodes.kubelet": DELETE})
+    assert shutdown_findings(drained, unknown(drained.nodes, N.KUBELET)) == []
     found = shutdown_findings(stack, unknown(stack.nodes, N.KUBELET))
     [f] = [f for f in found if f.relation == "<="]  # the finish inside the unknown shutdown
     assert (f.status, f.needs) == ("skipped", (N.KUBELET,))
@@ -59,8 +63,13 @@ def test_an_unknown_queue_never_breaks_what_only_it_would_trigger() -> None:
 
 
 def test_a_known_kubelet_or_a_missing_handler_is_no_undecided_trigger() -> None:
-    stack = build({f"{POOL}.interruption_queue": False})
-    assert N.undecided_trigger(unknown(stack.nodes, N.QUEUE)) == ()  # the kubelet is stated: judged on it
+    stack = build({**UNDRAINED, f"{POOL}.interruption_queue": False})
+    # nodes shut down undrained under a stated kubelet: judged on it
+    assert N.undecided_trigger(unknown(stack.nodes, N.QUEUE)) == ()
+    assert N.undecided_trigger(unknown(stack.nodes, N.QUEUE, N.KUBELET)) == ()
+    # every other node drained first: the unstated queue alone decides whether any shuts down undrained
+    drained = build({f"{POOL}.interruption_queue": False})
+    assert N.undecided_trigger(unknown(drained.nodes, N.QUEUE)) == (N.QUEUE,)
     no_kubelet = build({"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False, "nodes.asg_spot": True})
     # node-group spot without a handler is certain: the queue's unknown does not undecide it
     assert N.undecided_trigger(unknown(no_kubelet.nodes, N.QUEUE)) == ()
@@ -69,8 +78,10 @@ def test_a_known_kubelet_or_a_missing_handler_is_no_undecided_trigger() -> None:
 
 
 def test_the_shutdown_may_stop_pods_when_configured_unknown_or_undrained() -> None:
-    drained = build({"nodes.kubelet": DELETE}).nodes
-    assert not N.shutdown_may_stop_pods(drained)
+    drained = build({**UNDRAINED, "nodes.kubelet": DELETE}).nodes
+    assert not N.shutdown_may_stop_pods(drained)  # undrained, but no graceful shutdown: a crash
     assert N.shutdown_may_stop_pods(unknown(drained, N.KUBELET))
-    assert N.shutdown_may_stop_pods(build().nodes)
+    assert N.shutdown_may_stop_pods(build(UNDRAINED).nodes)
+    assert not N.shutdown_may_stop_pods(build().nodes)  # the example: every node drained first
+    assert not N.shutdown_may_stop_pods(unknown(build({"nodes.kubelet": DELETE}).nodes, N.KUBELET))
     assert N.shutdown_may_stop_pods(build({"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False}).nodes)

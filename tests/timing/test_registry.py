@@ -32,12 +32,12 @@ def test_every_rule_is_judged_on_the_example() -> None:
     judged = {f.id for f in evaluate(build())}
     # the example uses the native sleep action, no mesh sidecar, and no health-check-only drain;
     # none uses externalTrafficPolicy Local, the NLB removes targets by endpoints only, and no
-    # watched Deployment rolls by taking pods down (the broken variants in examples/ reach those
-    # rules)
+    # watched Deployment rolls by taking pods down, and every node is drained before it shuts down
+    # (the broken variants in examples/ reach those rules)
     assert judged == set(RULE_IDS) - {"prestop-uses-native-sleep", "sidecar-outlives-app",
                                       "health-check-drain-needs-peers",
                                       "etp-local-drain-covers-node-check", "nlb-connections-survive-removal",
-                                      "heartbeat-rides-out-rollout"}
+                                      "heartbeat-rides-out-rollout", "node-shutdown-drains-without-endpoints"}
 
 
 def test_the_context_carries_the_margin_and_the_cluster_version() -> None:

@@ -201,68 +201,58 @@ def test_without_node_sources_the_budget_is_the_services_own_or_none() -> None:
 
 
 # ---- node-shutdown-drains-without-endpoints --------------------------------------------------------------
+# The example drains every node first (nodes.undrained_shutdowns: false); these cases let nodes
+# shut down undrained under its kubelet (90 s, 30 s of it for critical pods).
+UNDRAINED = {"nodes.undrained_shutdowns": True}
+
+
 @given(st.integers(0, 120).flatmap(lambda t: st.tuples(st.just(t), st.integers(0, t))), seconds(40, 100))
-@example((70, 30), 50).via("basketball: slack 0: unready 5 × 3 + endpoints 10 + finish 10 + margin 5 = 40")
-@example((69, 30), 50).via("slack -1")
+@example((75, 30), 60).via("api: slack 0: lb detection 10 + finish 30 + margin 5 = 45")
+@example((74, 30), 60).via("slack -1")
 def test_a_kubelet_shutdown_must_outlast_the_path_and_finish(periods, grace) -> None:
     total, critical = periods
-    stack = build({"nodes.kubelet": {"shutdown_grace_period_s": total, "shutdown_grace_period_critical_pods_s":
-                                     critical}, f"{B}.shutdown.grace_s": grace})
-    f = shutdown_case(stack, "basketball-feed", "<=")
+    stack = build({**UNDRAINED, "nodes.kubelet": {"shutdown_grace_period_s": total,
+                                                  "shutdown_grace_period_critical_pods_s": critical},
+                   f"{A}.shutdown.grace_s": grace})
+    f = shutdown_case(stack, "api", "<=")
     limit = min(grace, total - critical)
     assert f.right.fields == (("shutdown.grace_s",) if grace <= total - critical else
                               ("nodes.kubelet.shutdown_grace_period_s", "nodes.kubelet.shutdown_grace_period_critical_pods_s"))
-    assert f.slack_s == limit - (5 * 3 + 10) - 10 - 5
+    assert f.slack_s == limit - 10 - 30 - 5
     assert f.status == ("error" if f.slack_s < 0 else "ok")
 
 
-@given(seconds(0, 45), st.integers(1, 6), st.integers(1, 5), seconds(0, 20))
-@example(30, 5, 3, 10).via("basketball: slack 0: 5 × 3 + 10 + margin 5 = 30")
-@example(29, 5, 3, 10).via("slack -1")
-def test_behind_kube_proxy_the_drain_must_outlast_readiness_and_the_endpoint_update(
-        drain, period, failures, propagation) -> None:
-    # instance targets, externalTrafficPolicy Cluster: the NLB's node check passes through
-    # kube-proxy, so only the readiness probe and the endpoint update take the pod out
-    stack = build({f"{B}.shutdown.drain_s": drain, f"{B}.probes.readiness.period_s": period,
+@given(seconds(0, 600), st.integers(1, 6), st.integers(1, 5), seconds(0, 20), st.sampled_from(["Cluster", "Local"]),
+       st.booleans())
+@example(600, 1, 1, 0, "Cluster", True).via("the longest drain and the quickest unready: still broken")
+def test_behind_kube_proxy_an_undrained_shutdown_is_broken_whatever_the_drain(
+        drain, period, failures, propagation, policy, probe) -> None:
+    # instance targets: kube-proxy sends by the endpoint's readiness, which the kubelet stops
+    # probing on a node shutdown and leaves true until the pod has exited (kubernetes #105215, #116965)
+    stack = build({**UNDRAINED, **PATIENT_B, f"{B}.shutdown.drain_s": drain, f"{B}.probes.readiness.period_s": period,
                    f"{B}.probes.readiness.failure_threshold": failures,
-                   f"{B}.lb.endpoint_propagation_s": propagation})
-    f = shutdown_case(stack, "basketball-feed", ">=")
-    assert f.slack_s == drain - period * failures - propagation - 5
-    assert f.status == ("error" if f.slack_s < 0 else "ok")
-    assert f.right.fields == ("probes.readiness.period_s", "probes.readiness.failure_threshold",
-                              "lb.endpoint_propagation_s")
+                   f"{B}.lb.endpoint_propagation_s": propagation, f"{B}.lb.external_traffic_policy": policy,
+                   **({} if probe else {f"{B}.probes.readiness": None})})
+    [f] = findings_of(stack, SHUTDOWN, "basketball-feed")
+    assert (f.status, f.relation, f.slack_s, f.needs) == ("error", "==", None, ())
+    assert (f.left.fields, f.right.fields) == (("lb.target_type",), (N.UNDRAINED,))
+
+
+def test_the_same_stack_drained_first_is_not_judged_behind_kube_proxy_or_anywhere() -> None:
+    assert findings_of(build(), SHUTDOWN) == []
+    assert {f.status for f in findings_of(build(UNDRAINED), SHUTDOWN, "basketball-feed")} == {"error"}
 
 
 @given(seconds(0, 60), st.integers(5, 30), st.integers(2, 10))
 @example(15, 5, 2).via("api: slack 0: 5 × 2 + margin 5 = 15")
 @example(14, 5, 2).via("slack -1")
 def test_on_targets_the_lb_checks_itself_the_drain_must_outlast_its_detection(drain, interval, unhealthy) -> None:
-    stack = build({f"{A}.shutdown.drain_s": drain, f"{A}.lb.health_check.interval_s": interval,
+    stack = build({**UNDRAINED, f"{A}.shutdown.drain_s": drain, f"{A}.lb.health_check.interval_s": interval,
                    f"{A}.lb.health_check.unhealthy_threshold": unhealthy})
     f = shutdown_case(stack, "api", ">=")
     assert f.slack_s == drain - interval * unhealthy - 5
     assert f.status == ("error" if f.slack_s < 0 else "ok")
     assert f.right.label == "lb detection"
-
-
-def test_with_external_traffic_policy_local_the_node_check_comes_on_top() -> None:
-    stack = build({f"{B}.lb.external_traffic_policy": "Local"})
-    f = shutdown_case(stack, "basketball-feed", ">=")
-    # readiness 5 × 3 + endpoints 10 + the node check 10 × 3
-    assert (f.right.value, f.status) == (15 + 10 + 30, "error")
-    assert f.right.fields[-2:] == ("lb.health_check.interval_s", "lb.health_check.unhealthy_threshold")
-
-
-def test_behind_kube_proxy_without_a_readiness_probe_nothing_takes_the_pod_out() -> None:
-    stack = build({f"{B}.probes.readiness": None})
-    [f] = findings_of(stack, SHUTDOWN, "basketball-feed")
-    assert (f.status, f.left.fields, f.needs) == ("error", ("probes.readiness",), ())
-    assert f.render().startswith("ERROR node-shutdown-drains-without-endpoints  basketball-feed: readiness probe "
-                                 "none (probes.readiness) ≠ required a readiness probe")
-    # the next service is still judged
-    assert {f.relation for f in findings_of(stack, SHUTDOWN, "odds-stream")} == {"<=", ">="}
-    # api on IP targets is checked by its ALB: no readiness probe is needed for this rule
-    assert {f.relation for f in findings_of(build({f"{A}.probes.readiness": None}), SHUTDOWN, "api")} == {"<=", ">="}
 
 
 def _queue_unstated(stack) -> list:
@@ -275,7 +265,7 @@ def _queue_unstated(stack) -> list:
 
 def test_an_instance_target_the_nlb_checks_itself_is_out_when_its_check_fails() -> None:
     # removal by health check (not endpoints): the NLB checks the pod through its node port
-    stack = build({f"{B}.lb.removal": ["health_check"], f"{B}.probes.readiness": None})
+    stack = build({**UNDRAINED, f"{B}.lb.removal": ["health_check"], f"{B}.probes.readiness": None})
     f = shutdown_case(stack, "basketball-feed", ">=")
     assert (f.right.label, f.right.value) == ("lb detection", 30)
 
@@ -288,57 +278,60 @@ def test_an_lb_check_no_input_states_leaves_the_drain_undecided_naming_it() -> N
     assert unrouted.unknown == ("lb.health_check.interval_s",)
 
 
-def test_a_drain_short_of_the_kube_proxy_path_prints_the_fix() -> None:
-    assert shutdown_case(build({f"{B}.shutdown.drain_s": 29}), "basketball-feed", ">=").render() == (
-        "ERROR node-shutdown-drains-without-endpoints  basketball-feed: drain 29s (shutdown.drain_s) < unready + "
-        "endpoints 25s (unready_after 15 + lb.endpoint_propagation_s 10) + margin 5s  slack -1s → raise "
-        "shutdown.drain_s to ≥30s: the pod must keep serving until the path stops sending")
+KUBE_PROXY_FIX = (
+    "drain every node before it shuts down (Karpenter's interruption queue, aws-node-termination-handler, an ASG "
+    "lifecycle hook) and say so with nodes.undrained_shutdowns: false, or use IP targets (lb.target_type: ip) so "
+    "the LB's own health check takes the pod out: behind {} a node shutdown leaves it in the endpoints until it "
+    "has exited")
 
 
-def test_the_local_path_is_named_by_its_node_check() -> None:
-    stack = build({f"{B}.lb.external_traffic_policy": "Local"})
-    assert shutdown_case(stack, "basketball-feed", ">=").render().startswith(
-        "ERROR node-shutdown-drains-without-endpoints  basketball-feed: drain 30s (shutdown.drain_s) < unready + "
-        "endpoints + node check 55s (unready_after 15 + lb.endpoint_propagation_s 10 + health_check 30) + margin 5s")
-
-
-def test_a_missing_readiness_probe_prints_what_decides_it_whole() -> None:
-    stack = build({f"{B}.probes.readiness": None})
-    [f] = findings_of(stack, SHUTDOWN, "basketball-feed")
+def test_behind_kube_proxy_an_undrained_shutdown_prints_its_fix_whole() -> None:
+    [f] = findings_of(build(UNDRAINED), SHUTDOWN, "basketball-feed")
     assert f.render() == (
-        "ERROR node-shutdown-drains-without-endpoints  basketball-feed: readiness probe none (probes.readiness) ≠ "
-        "required a readiness probe (lb.target_type) → add a readiness probe the app fails on SIGTERM: behind "
-        "kube-proxy a node shutdown leaves the endpoint ready until the pod is gone")
-    assert (f.service, f.left.fields, f.right.fields) == ("basketball-feed", ("probes.readiness",), ("lb.target_type",))
-    undecided = {"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False, f"{B}.probes.readiness": None}
+        "ERROR node-shutdown-drains-without-endpoints  basketball-feed: pod leaves the endpoints after it has exited "
+        "(the kubelet stops its probes on a node shutdown) ≠ required before it stops serving (undrained shutdowns: "
+        "nodes.undrained_shutdowns) → " + KUBE_PROXY_FIX.format("kube-proxy"))
+    assert f.service == "basketball-feed"
+
+
+def test_the_local_path_is_named_in_the_fix() -> None:
+    [f] = findings_of(build({**UNDRAINED, f"{B}.lb.external_traffic_policy": "Local"}), SHUTDOWN, "basketball-feed")
+    assert f.fix == KUBE_PROXY_FIX.format("externalTrafficPolicy Local")
+
+
+def test_spot_no_handler_drains_names_the_queue_as_what_shuts_nodes_down_undrained() -> None:
+    [f] = findings_of(build({f"{POOL}.interruption_queue": False}), SHUTDOWN, "basketball-feed")
+    assert (f.status, f.right.fields) == ("error", (N.QUEUE,))
+    assert f.right.source == "undrained shutdowns: nodes.karpenter.interruption_queue"
+    both = findings_of(build({**UNDRAINED, f"{POOL}.interruption_queue": False}), SHUTDOWN, "basketball-feed")
+    assert [g.right.fields for g in both] == [(N.QUEUE, N.UNDRAINED)]
+
+
+def test_when_only_an_unstated_queue_decides_the_shutdown_kube_proxy_is_skipped_naming_it() -> None:
+    undecided = {"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False}
     [g] = [g for g in _queue_unstated(build(undecided)) if g.subject == "basketball-feed"]
     assert g.render() == (
-        "SKIPPED node-shutdown-drains-without-endpoints  basketball-feed: readiness probe none (probes.readiness) = "
-        "required a readiness probe (lb.target_type) → needs nodes.karpenter.interruption_queue")
-    assert (g.relation, g.left.fields, g.right.fields, g.fix) == ("==", f.left.fields, f.right.fields, f.fix)
-
-
-def test_when_only_an_unstated_queue_decides_the_shutdown_a_missing_probe_is_skipped() -> None:
-    stack = build({"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False, f"{B}.probes.readiness": None})
-    [f] = [f for f in _queue_unstated(stack) if f.subject == "basketball-feed"]
-    assert (f.status, f.needs) == ("skipped", (N.QUEUE,))
+        "SKIPPED node-shutdown-drains-without-endpoints  basketball-feed: pod leaves the endpoints after it has "
+        "exited (the kubelet stops its probes on a node shutdown) = required before it stops serving (undrained "
+        "shutdowns: nodes.karpenter.interruption_queue) → needs nodes.karpenter.interruption_queue")
+    assert (g.status, g.needs, g.relation, g.fix) == ("skipped", (N.QUEUE,), "==", KUBE_PROXY_FIX.format("kube-proxy"))
 
 
 def test_when_only_an_unstated_queue_decides_a_short_drain_is_skipped_and_a_long_one_holds() -> None:
     base = {"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False}
-    for drain, status in ((29, "skipped"), (30, "ok")):
-        found = _queue_unstated(build({**base, f"{B}.shutdown.drain_s": drain}))
-        [f] = [f for f in found if f.subject == "basketball-feed" and f.relation == ">="]
+    for drain, status in ((14, "skipped"), (15, "ok")):  # api: lb detection 10 + margin 5
+        found = _queue_unstated(build({**base, f"{A}.shutdown.drain_s": drain}))
+        [f] = [f for f in found if f.subject == "api" and f.relation == ">="]
         assert f.status == status
 
 
 def test_a_kubelet_shutdown_too_short_prints_the_fix() -> None:
-    stack = build({"nodes.kubelet.shutdown_grace_period_s": 70})
+    stack = build({**UNDRAINED, "nodes.kubelet.shutdown_grace_period_s": 70})
     assert shutdown_case(stack, "api", "<=").render() == (
         "ERROR node-shutdown-drains-without-endpoints  api: lb detection + finish 40s (lb detection 10 + "
         "shutdown.finish_s 30) + margin 5s > kubelet shutdown 40s (nodes.kubelet.shutdown_grace_period_s 70 - "
         "nodes.kubelet.shutdown_grace_period_critical_pods_s 30)  slack -5s → raise nodes.kubelet shutdownGracePeriod "
-        "(beyond the critical pods' share) and shutdown.grace_s to ≥45s, or drain spot nodes with a handler")
+        "(beyond the critical pods' share) and shutdown.grace_s to ≥45s, or drain nodes before they shut down")
 
 
 def test_spot_no_handler_drains_leaves_pods_no_shutdown_at_all() -> None:
@@ -356,13 +349,19 @@ def test_node_group_spot_without_a_handler_is_named_by_the_missing_handler() -> 
     nodes = build({"nodes.asg_spot": True}).nodes
     assert N.undrained_spot(nodes) == ["nodes.termination_handler"]
     assert N.undrained_spot(nodes.model_copy(update={"termination_handler": TerminationHandler()})) == []
+    assert N.undrained(nodes) == ["nodes.termination_handler"]
+    assert N.undrained(nodes.model_copy(update={"undrained_shutdowns": True})) == ["nodes.termination_handler",
+                                                                                   N.UNDRAINED]
 
 
 @pytest.mark.parametrize(("changes", "judged"), [
     ({"nodes.kubelet": DELETE}, False),  # spot drained by Karpenter's queue, no kubelet stated
     ({"nodes.kubelet": DELETE, f"{POOL}.interruption_queue": False, "nodes.termination_handler": {}}, False),
     ({"nodes.kubelet": DELETE, "nodes.asg_spot": True}, True),  # node-group spot with no handler
-    ({}, True),
+    ({}, False),  # the example: every node drained first, the kubelet only a backstop
+    (UNDRAINED, True),
+    ({**UNDRAINED, "nodes.kubelet": DELETE}, False),  # undrained with no graceful shutdown: a crash
+    ({**UNDRAINED, f"{POOL}.interruption_queue": False}, True),
 ])
 def test_the_node_shutdown_rule_is_judged_where_pods_can_be_shut_down_undrained(changes, judged) -> None:
     stack = build(changes)
@@ -654,7 +653,7 @@ def test_a_nodepool_grace_shorter_than_the_drain_prints_both_fixes() -> None:
 
 @pytest.mark.parametrize("rule", ["node-budget-covers-drain", "node-shutdown-drains-without-endpoints"])
 def test_a_service_may_accept_a_node_rule_it_breaks(rule) -> None:
-    stack = build({f"{POOL}.termination_grace_period_s": 30, "nodes.kubelet.shutdown_grace_period_s": 60,
+    stack = build({**UNDRAINED, f"{POOL}.termination_grace_period_s": 30, "nodes.kubelet.shutdown_grace_period_s": 60,
                    f"{A}.accept": [{"id": rule, "reason": "drained by hand before scale-down"}]})
     # every broken case is accepted (the warning too); a case that holds stays ok
     assert {f.status for f in findings_of(stack, rule, "api")} - {"ok"} == {"accepted"}

@@ -22,6 +22,7 @@ def test_seed_003_numbers_fail_check_with_the_drain_and_watchdog_rules(capsys):
 NODES = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one node rule (issue 13)
     "nodes-budget": ["node-budget-covers-drain"],
     "nodes-shutdown": ["node-shutdown-drains-without-endpoints"],
+    "nodes-undrained": ["node-shutdown-drains-without-endpoints"],
     "nodes-eviction-gate": ["eviction-waits-for-lb"],
     "nodes-singleton": ["eviction-leaves-a-target"],
     "nodes-etp-local": ["etp-local-drain-covers-node-check"],

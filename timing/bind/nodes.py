@@ -14,10 +14,13 @@ cannot say (the kubelet's shutdown when neither a KubeletConfiguration nor every
 NodeConfig states it; the interruption queue when NodePools come without their controller) is
 `Nodes.unknown`, and the rules that need it are skipped naming it.
 
-Two facts no resource states travel as annotations on the NodePool, when the stack states
-them (`lockstep render` writes both from `lockstep:nodes`): `lockstep.dev/interruption-queue`
-("true"/"false": the controller's queue, when the controller is not in the input) and
-`lockstep.dev/spot-reaction-seconds` (how long the handler takes from the notice to the drain).
+Three facts no resource states travel as annotations on the NodePool, when the stack states
+them (`lockstep render` writes them from `lockstep:nodes`): `lockstep.dev/interruption-queue`
+("true"/"false": the controller's queue, when the controller is not in the input),
+`lockstep.dev/spot-reaction-seconds` (how long the handler takes from the notice to the drain)
+and `lockstep.dev/undrained-shutdowns` ("true"/"false": whether nodes may shut down with no
+drain first; unstated, the model's default true, reported as applied; any pool saying "true"
+makes it true).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from lockstep.timing.model import KubeletShutdown, Nodes
 
 QUEUE_ANNOTATION = ANNOTATION + "interruption-queue"
 REACTION_ANNOTATION = ANNOTATION + "spot-reaction-seconds"
+UNDRAINED_ANNOTATION = ANNOTATION + "undrained-shutdowns"
 KARPENTER_GROUP = "karpenter.sh/"
 KUBELET_API = "kubelet.config.k8s.io/"
 CONTROLLERS = ("Deployment", "DaemonSet")
@@ -144,6 +148,7 @@ def read_nodes(idx: Index) -> NodesRead:
         read.origins[N.QUEUE] = (r, ("spec", "template", "spec", "containers"))
         read.sources.append(r)
     reaction: int | None = None
+    undrained: bool | None = None
     built = []
     for p in pools:
         try:
@@ -161,6 +166,11 @@ def read_nodes(idx: Index) -> NodesRead:
                 value = XN.whole(str(notes[REACTION_ANNOTATION]), REACTION_ANNOTATION, *XN.L.SECONDS)
                 reaction = value if reaction is None else max(reaction, value)
                 read.origins["nodes.spot_reaction_s"] = (p, ("metadata", "annotations", REACTION_ANNOTATION))
+            if UNDRAINED_ANNOTATION in notes:
+                says = XN.flag_bool(str(notes[UNDRAINED_ANNOTATION]), UNDRAINED_ANNOTATION)
+                if says or N.UNDRAINED not in read.origins:
+                    read.origins[N.UNDRAINED] = (p, ("metadata", "annotations", UNDRAINED_ANNOTATION))
+                undrained = says or bool(undrained)
         except X.ExtractError as err:
             read.unreadable.append((at(p, err), str(err)))
             continue
@@ -172,6 +182,8 @@ def read_nodes(idx: Index) -> NodesRead:
     data["karpenter"] = tuple(built)
     if reaction is not None:
         data["spot_reaction_s"] = reaction
+    if undrained is not None:
+        data["undrained_shutdowns"] = undrained
 
     for r, c in autoscaler[:1]:
         try:
@@ -217,6 +229,9 @@ def read_nodes(idx: Index) -> NodesRead:
         unknown.add(N.KUBELET)
     nodes = Nodes.model_validate(data)
     nodes._unknown = frozenset(unknown)
+    if undrained is None:
+        read.defaults.append(f"{N.UNDRAINED} {str(nodes.undrained_shutdowns).lower()} (no {UNDRAINED_ANNOTATION} "
+                             "on a NodePool: nodes may shut down with no drain first)")
     read.nodes = nodes
     read.notes.append("node groups' capacity type (ASG spot) is not read from resources: spot outside "
                       "Karpenter is not judged")

@@ -20,7 +20,7 @@ from lockstep.timing.lbkinds import KINDS
 
 if TYPE_CHECKING:
     from lockstep.timing.context import Ctx, Scene
-    from lockstep.timing.model import HeartbeatService, Service
+    from lockstep.timing.model import HeartbeatService, Nodes, Service
 
 
 def _slack(v: Verdict) -> int:
@@ -97,11 +97,12 @@ def _pdb_wait_fits(svc: Service | HeartbeatService, b: N.Budget, ctx: Ctx) -> Ve
 
 def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdict]:
     """The kubelet's graceful node shutdown stops pods without deleting them: their endpoints
-    stay ready, and new requests stop only once the path notices (`timing.nodes.shutdown_unrouted`:
-    the LB's health check, or the readiness probe and the endpoint update behind kube-proxy). So
-    the drain must outlast that, and the shutdown must leave the last of those requests its finish
-    (kubernetes #116965). Judged when the stack configures the kubelet's shutdown or runs spot
-    capacity no handler drains."""
+    stay ready, and new requests stop only once the LB's own health check fails
+    (`timing.nodes.shutdown_unrouted`). So the drain must outlast that, and the shutdown must
+    leave the last of those requests its finish (kubernetes #116965). Behind kube-proxy nothing
+    takes the pod out before it has exited (the kubelet stops its probes), so there an undrained
+    shutdown is broken whatever the numbers. Judged when nodes may shut down undrained (spot
+    capacity no handler drains, or `nodes.undrained_shutdowns`) under the kubelet's shutdown."""
     nodes = scene.nodes
     if nodes is None or not N.shutdown_may_stop_pods(nodes):
         return []
@@ -113,7 +114,7 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
             continue
         unrouted = N.shutdown_unrouted(svc)
         if unrouted is None:
-            found.append(_never_unrouted(svc, maybe))
+            found.append(_kube_proxy_keeps_it(svc, nodes, maybe))
             continue
         need = d.total(f"{unrouted.label} + finish", unrouted, d.finish(svc))
         grace = d.field("grace", svc.shutdown.grace_s, "shutdown.grace_s")
@@ -123,7 +124,7 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
             limit = replace(limit, unknown=(*limit.unknown, *maybe))
             drain = replace(drain, unknown=(*drain.unknown, *maybe))
         fix = (f"raise nodes.kubelet shutdownGracePeriod (beyond the critical pods' share) and "
-               f"shutdown.grace_s to ≥{int(need.value) + ctx.margin_s}s, or drain spot nodes with a handler")
+               f"shutdown.grace_s to ≥{int(need.value) + ctx.margin_s}s, or drain nodes before they shut down")
         found.append(judge(svc.name, need, "<=", limit, fix, ctx.margin_s, service=svc.name))
         found.append(judge(svc.name, drain, ">=", unrouted,
                            f"raise shutdown.drain_s to ≥{int(unrouted.value) + ctx.margin_s}s: the pod must "
@@ -131,11 +132,20 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
     return found
 
 
-def _never_unrouted(svc: Service, maybe: tuple[str, ...]) -> Verdict:
-    left = Term("readiness probe", "none", "probes.readiness", fields=("probes.readiness",))
-    right = Term("required", "a readiness probe", "lb.target_type", fields=("lb.target_type",))
-    fix = ("add a readiness probe the app fails on SIGTERM: behind kube-proxy a node shutdown leaves "
-           "the endpoint ready until the pod is gone")
+def _kube_proxy_keeps_it(svc: Service, nodes: Nodes, maybe: tuple[str, ...]) -> Verdict:
+    """Behind kube-proxy an undrained node shutdown leaves the pod in the endpoints until it has
+    exited: broken, unless whether such shutdowns happen is itself unknown (`maybe`)."""
+    lb = svc.lb
+    assert lb is not None
+    path = "externalTrafficPolicy Local" if lb.external_traffic_policy == "Local" else "kube-proxy"
+    left = Term("pod leaves the endpoints", "after it has exited", "the kubelet stops its probes on a node shutdown",
+                fields=("lb.target_type",))
+    why = tuple(N.undrained(nodes))  # judged only when some field says nodes shut down undrained
+    right = Term("required", "before it stops serving", "undrained shutdowns: " + ", ".join(why), fields=why)
+    fix = (f"drain every node before it shuts down (Karpenter's interruption queue, aws-node-termination-handler, "
+           f"an ASG lifecycle hook) and say so with nodes.undrained_shutdowns: false, or use IP targets "
+           f"(lb.target_type: ip) so the LB's own health check takes the pod out: behind {path} a node "
+           f"shutdown leaves it in the endpoints until it has exited")
     if maybe:
         return unknown_verdict(svc.name, left, "==", right, fix, maybe)
     return holds(svc.name, False, left, "==", right, fix, service=svc.name)

@@ -131,7 +131,8 @@ RULES: tuple[Rule, ...] = (
          ("stack", nd.node_budget_covers_drain)),
     rule("node-shutdown-drains-without-endpoints", ERROR, "resources",
          CHAIN + " + KubeletConfiguration, or the NodePools' EC2NodeClass NodeConfig (shutdownGracePeriod) + "
-         "NodePool capacity type + Karpenter controller / aws-node-termination-handler",
+         "NodePool capacity type + Karpenter controller / aws-node-termination-handler "
+         "(lockstep.dev/undrained-shutdowns on the NodePool)",
          ("stack", nd.node_shutdown_drains_without_endpoints)),
     rule("eviction-waits-for-lb", ERROR, "resources", CHAIN + " + PDB + Namespace (gate label)",
          ("service", nd.eviction_waits_for_lb)),

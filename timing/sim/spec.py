@@ -66,6 +66,7 @@ class NodeSpec:
     spot_drained: bool  # a handler drains a spot node on its notice
     spot_reaction: int  # notice to drain start (unknown: 0, as `_node_budget` counts it)
     kubelet: int  # shutdownGracePeriod − shutdownGracePeriodCriticalPods; 0: no graceful shutdown
+    undrained: bool  # nodes may shut down with no drain in front (`Nodes.undrained_shutdowns`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +250,8 @@ def _nodes(stack: Stack) -> NodeSpec | None:
         spot=bool(spot_pools) or nodes.asg_spot,
         spot_drained=(any(p.interruption_queue or handler for p in spot_pools) or (nodes.asg_spot and handler)),
         spot_reaction=nodes.spot_reaction_s or 0,
-        kubelet=0 if k is None else k.shutdown_grace_period_s - k.shutdown_grace_period_critical_pods_s)
+        kubelet=0 if k is None else k.shutdown_grace_period_s - k.shutdown_grace_period_critical_pods_s,
+        undrained=nodes.undrained_shutdowns)
 
 
 def _scale_down_delay(svc: Service) -> int | None:
