@@ -270,6 +270,24 @@ def test_an_instance_target_the_nlb_checks_itself_is_out_when_its_check_fails() 
     assert (f.right.label, f.right.value) == ("lb detection", 30)
 
 
+def test_local_is_kube_proxys_path_whatever_the_removal_and_means_nothing_on_ip_targets() -> None:
+    # the NLB's check of a Local service is kube-proxy's healthCheckNodePort, which counts the
+    # node's ready endpoints: the pod the kubelet leaves ready keeps it passing
+    local = build({**UNDRAINED, f"{B}.lb.removal": ["health_check"], f"{B}.lb.external_traffic_policy": "Local"})
+    assert N.shutdown_unrouted(local.services[BASKETBALL]) is None
+    assert N.shutdown_unrouted(build({**UNDRAINED, f"{B}.lb.removal": ["health_check"]}).services[BASKETBALL]) is not None
+    # IP targets are checked by the LB itself, whatever the Service's traffic policy says
+    ip = build({**UNDRAINED, f"{A}.lb.external_traffic_policy": "Local"}).services[API]
+    assert N.shutdown_unrouted(ip).label == "lb detection"
+
+
+def test_a_drain_short_of_the_lb_check_prints_the_fix() -> None:
+    assert shutdown_case(build({**UNDRAINED, f"{A}.shutdown.drain_s": 14}), "api", ">=").render() == (
+        "ERROR node-shutdown-drains-without-endpoints  api: drain 14s (shutdown.drain_s) < lb detection 10s "
+        "(lb.health_check.interval_s 5 × lb.health_check.unhealthy_threshold 2) + margin 5s  slack -1s → raise "
+        "shutdown.drain_s to ≥15s: the pod must keep serving until the path stops sending")
+
+
 def test_an_lb_check_no_input_states_leaves_the_drain_undecided_naming_it() -> None:
     stack = build()
     lb = stack.services[API].lb.model_copy()
@@ -304,7 +322,8 @@ def test_spot_no_handler_drains_names_the_queue_as_what_shuts_nodes_down_undrain
     assert (f.status, f.right.fields) == ("error", (N.QUEUE,))
     assert f.right.source == "undrained shutdowns: nodes.karpenter.interruption_queue"
     both = findings_of(build({**UNDRAINED, f"{POOL}.interruption_queue": False}), SHUTDOWN, "basketball-feed")
-    assert [g.right.fields for g in both] == [(N.QUEUE, N.UNDRAINED)]
+    assert [(g.right.fields, g.right.source) for g in both] == [
+        ((N.QUEUE, N.UNDRAINED), "undrained shutdowns: nodes.karpenter.interruption_queue, nodes.undrained_shutdowns")]
 
 
 def test_when_only_an_unstated_queue_decides_the_shutdown_kube_proxy_is_skipped_naming_it() -> None:
