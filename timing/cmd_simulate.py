@@ -54,11 +54,11 @@ def chosen_scenarios(args: argparse.Namespace) -> tuple[str, ...]:
     from lockstep.timing.simulate import SCENARIOS
 
     names = args.scenario or DEFAULT_SCENARIOS
+    unknown = [n for n in names if n not in SCENARIOS and n != "all"]
+    if unknown:  # a misspelt name is an error even beside `all`
+        raise ConfigError([f"--scenario: {cut(unknown[0])} is not one of {', '.join(SCENARIOS)}, all"])
     if "all" in names:
         return tuple(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
-    if unknown:
-        raise ConfigError([f"--scenario: {cut(unknown[0])} is not one of {', '.join(SCENARIOS)}, all"])
     return tuple(dict.fromkeys(names))
 
 
