@@ -102,7 +102,7 @@ class Backoff:
 @dataclass
 class Waiting:
     message: Message
-    since: float  # when the broker confirmed it (the acknowledgement clock starts)
+    since: float  # the pump that sent it began (the acknowledgement clock starts no later than the send)
 
 
 class Publisher:
@@ -254,6 +254,9 @@ class Publisher:
         is overdue and the beat has not expired; its contents must come from `applied`."""
         if message.exchange != BEATS:
             raise ValueError("beat() publishes beats")
+        # Judged again at the beat's own time: the pump that judged it last may have spent up to
+        # a broker deadline sending, and an acknowledgement may have come due meanwhile.
+        self._judge_gateway(now)
         if self.sink is None or self.problem is not None or self.gateway_problem is not None:
             return False
         if remaining_ttl_ms(message, self.wall()) <= 0:

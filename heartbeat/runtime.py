@@ -85,6 +85,7 @@ class Runtime:
 
     # -- one pass --------------------------------------------------------------------------
     def tick(self, now: float) -> None:
+        started = time.monotonic()
         self.last_tick = now
         self._leadership(now)
         if now >= self.next_observe:
@@ -101,7 +102,8 @@ class Runtime:
         if due and views is not None and not self.core.silent:
             msg = beat_message(self.cfg, views, instance=self.instance, seq=self.beats_sent + 1,
                                wall=self.wall(), epoch=self.epoch, applied_ids=self.publisher.applied_ids)
-            if self.publisher.beat(msg, now):
+            # the beat's own time on the tick's clock: observing and pumping took some of it
+            if self.publisher.beat(msg, now + (time.monotonic() - started)):
                 self.beats_sent += 1
                 self.next_beat = now + self.cfg.publish_interval_s
                 self._beat_state = state

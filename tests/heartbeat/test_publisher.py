@@ -322,3 +322,56 @@ def test_block_decisions_are_recorded_on_the_lease_before_the_command_is_queued(
     for t in range(5):
         rt.tick(float(t))
     assert elector.saved == [frozenset({"football-live"})]
+
+
+def test_an_acknowledgement_that_comes_due_after_the_pump_stops_the_next_beat():
+    # The pump judged the gateway at its start; a beat built after a long pump is judged at its
+    # own time, so a command unacknowledged for ack_timeout by then silences it.
+    from lockstep.heartbeat.decide import Command
+    from lockstep.heartbeat.messages import command_message
+
+    cfg = short_config()
+    broker = FlakyBroker()
+    broker.gateway_up = False
+    pub = publisher(cfg, broker.connect, wall=lambda: 1000.0)
+    pub.pump(0.0)
+    spec = cfg.specs[0].name
+    pub.enqueue([command_message(cfg, Command("block", spec, "test", 0.0), instance="t", seq=1, wall=1000.0,
+                                 epoch="e")])
+    pub.pump(0.0)  # sent at 0: due by ack_timeout
+    assert pub.awaiting and pub.gateway_problem is None
+    beat = beat_message(cfg, [], instance="t", seq=1, wall=1000.0, epoch="e")
+    assert pub.beat(beat, cfg.ack_timeout_s - 0.01)  # still inside the timeout
+    assert not pub.beat(beat, cfg.ack_timeout_s) and "ack_timeout" in (pub.gateway_problem or "")
+    assert [m for m in broker.confirmed if m.exchange == BEATS] == [beat]
+
+
+def test_a_tick_whose_pump_blocks_judges_its_beat_at_the_time_it_is_sent():
+    # The runtime gives the beat the tick's time plus what observing and pumping took: a pump
+    # that blocks past the acknowledgement's deadline does not let the beat after it through.
+    import time as _time
+
+    cfg = short_config(loss_s=2)
+    broker = FlakyBroker()
+    observer = ScriptedObserver(cfg)
+    rt = Runtime(cfg, observer, publisher(cfg, broker.connect), instance="t")
+    for t in range(3):
+        rt.tick(float(t))
+    broker.gateway_up = False
+    observer.failing = {"football-feed"}
+    t = 3
+    while not rt.publisher.awaiting:
+        rt.tick(float(t))
+        t += 1
+    since = rt.publisher.awaiting[0].since
+    slow_poll = broker.poll
+
+    def blocking_poll() -> list[bytes]:
+        _time.sleep(0.3)
+        return slow_poll()
+
+    broker.poll = blocking_poll  # type: ignore[method-assign]
+    before = rt.beats_sent
+    rt.next_beat = 0.0  # a beat is due on this tick
+    rt.tick(since + cfg.ack_timeout_s - 0.2)  # not yet late when the tick starts; late once it has pumped
+    assert rt.beats_sent == before and "ack_timeout" in (rt.publisher.gateway_problem or "")
