@@ -156,8 +156,7 @@ def shutdown_unrouted(svc: Service) -> Term | None:
     to the pod until it has exited, whatever its drain."""
     lb = svc.lb
     assert lb is not None  # judged for services behind an LB
-    local = lb.target_type == "instance" and lb.external_traffic_policy == "Local"
-    if local or (lb.target_type == "instance" and "endpoints" in lb.removal):
+    if lb.target_type == "instance" and (lb.external_traffic_policy == "Local" or "endpoints" in lb.removal):
         return None
     return replace(d.detection(lb), label="lb detection")
 
@@ -168,8 +167,10 @@ def undrained(nodes: Nodes) -> list[str]:
     return [*undrained_spot(nodes), *((UNDRAINED,) if nodes.undrained_shutdowns else ())]
 
 
-def _kubelet_may_run(nodes: Nodes) -> bool:
-    return nodes.kubelet is not None or KUBELET in nodes.unknown
+def _undrained_under_kubelet(nodes: Nodes) -> bool:
+    """Nodes may shut down undrained (`nodes.undrained_shutdowns`) where the kubelet's shutdown
+    is configured or no input says whether it is."""
+    return nodes.undrained_shutdowns and (nodes.kubelet is not None or KUBELET in nodes.unknown)
 
 
 def shutdown_may_stop_pods(nodes: Nodes) -> bool:
@@ -177,13 +178,13 @@ def shutdown_may_stop_pods(nodes: Nodes) -> bool:
     handler drains, or nodes may shut down undrained (`nodes.undrained_shutdowns`) where the
     kubelet's shutdown is configured or no input says whether it is. (Undrained with no graceful
     shutdown at all, a node's pods die with it: a crash, not this.)"""
-    return bool(undrained_spot(nodes)) or (nodes.undrained_shutdowns and _kubelet_may_run(nodes))
+    return bool(undrained_spot(nodes)) or _undrained_under_kubelet(nodes)
 
 
 def undecided_trigger(nodes: Nodes) -> tuple[str, ...]:
     """What decides whether undrained shutdowns happen at all, when only an unstated source
     (the Karpenter controller's interruption queue) says spot nodes go undrained."""
-    if nodes.undrained_shutdowns and _kubelet_may_run(nodes):
+    if _undrained_under_kubelet(nodes):
         return ()
     found = undrained_spot(nodes)
     return (QUEUE,) if found and QUEUE in nodes.unknown and set(found) == {QUEUE} else ()

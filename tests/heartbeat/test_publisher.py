@@ -9,6 +9,7 @@ import logging
 from hypothesis import example, given, strategies as st
 
 import json
+import time
 
 from lockstep.heartbeat.messages import BEATS, Message, ack_message, beat_message
 from lockstep.heartbeat.publish import DeliveryError, Publisher
@@ -146,8 +147,9 @@ def test_while_the_broker_is_down_no_beat_is_sent_and_commands_wait_in_order():
     assert broker.confirmed[-1].body["blocked"] == ["football-live", "basketball-live"]
 
 
-def test_a_gateway_that_does_not_acknowledge_within_the_timeout_silences_every_beat():
-    cfg = short_config(loss_s=2)
+def _awaiting_a_silent_gateway(cfg) -> tuple[Runtime, FlakyBroker, int]:
+    """A runtime whose gateway stopped acknowledging, ticked once a second until a block
+    command waits for its acknowledgement; the next tick's time."""
     broker = FlakyBroker()
     observer = ScriptedObserver(cfg)
     rt = Runtime(cfg, observer, publisher(cfg, broker.connect), instance="t")
@@ -159,6 +161,12 @@ def test_a_gateway_that_does_not_acknowledge_within_the_timeout_silences_every_b
     while not rt.publisher.awaiting:
         rt.tick(float(t))
         t += 1
+    return rt, broker, t
+
+
+def test_a_gateway_that_does_not_acknowledge_within_the_timeout_silences_every_beat():
+    cfg = short_config(loss_s=2)
+    rt, broker, t = _awaiting_a_silent_gateway(cfg)
     sent_at = t - 1
     beats_while_waiting = []
     while t < sent_at + cfg.ack_timeout_s + 3:
@@ -349,26 +357,14 @@ def test_an_acknowledgement_that_comes_due_after_the_pump_stops_the_next_beat():
 def test_a_tick_whose_pump_blocks_judges_its_beat_at_the_time_it_is_sent():
     # The runtime gives the beat the tick's time plus what observing and pumping took: a pump
     # that blocks past the acknowledgement's deadline does not let the beat after it through.
-    import time as _time
-
     cfg = short_config(loss_s=2)
-    broker = FlakyBroker()
-    observer = ScriptedObserver(cfg)
-    rt = Runtime(cfg, observer, publisher(cfg, broker.connect), instance="t")
-    for t in range(3):
-        rt.tick(float(t))
-    broker.gateway_up = False
-    observer.failing = {"football-feed"}
-    t = 3
-    while not rt.publisher.awaiting:
-        rt.tick(float(t))
-        t += 1
+    rt, broker, _ = _awaiting_a_silent_gateway(cfg)
     since = rt.publisher.awaiting[0].since
-    slow_poll = broker.poll
+    poll = broker.poll
 
     def blocking_poll() -> list[bytes]:
-        _time.sleep(0.3)
-        return slow_poll()
+        time.sleep(0.3)
+        return poll()
 
     broker.poll = blocking_poll  # type: ignore[method-assign]
     before = rt.beats_sent

@@ -17,7 +17,7 @@ import yaml
 
 from lockstep.timing.config import EXAMPLE, lockstep_values
 from tests.policies.test_one_verdict import assert_one_verdict, check_findings
-from tests.timing.strategies import edit
+from tests.timing.strategies import UNDRAINED, edit
 
 pytest.importorskip("pulumi")
 
@@ -55,7 +55,7 @@ BROKEN = {
                                                     "nodes.kubelet.shutdown_grace_period_critical_pods_s": 30},
     # nodes that may shut down undrained (the NodePool's lockstep.dev/undrained-shutdowns): the
     # NLB services behind kube-proxy stay in their endpoints until they have exited
-    "node-shutdown-drains-without-endpoints undrained": {"nodes.undrained_shutdowns": True},
+    "node-shutdown-drains-without-endpoints undrained": UNDRAINED,
 }
 
 

@@ -13,6 +13,7 @@ from lockstep.timing.invariants import evaluate
 from lockstep.timing.mutate import (Baseline, Mutant, SimCache, build, candidates, field_range, judge,
                            mutate_stack, numbers, with_value)
 from lockstep.timing.sim.spec import stack_specs
+from tests.timing.strategies import UNDRAINED
 
 EXAMPLE = read_stack_file(None)
 DATA = EXAMPLE.model_dump()
@@ -132,7 +133,7 @@ def test_every_harmful_mutant_of_the_example_in_the_node_scenarios_is_caught_by_
 # The example with nodes that shut down undrained, its NLB services moved off kube-proxy's path
 # (targets removed by the NLB's own check, which lets them drain 30 s once unhealthy): a stack
 # where the kubelet's node shutdown happens to every LB service and `check` passes.
-UNDRAINED_CLEAN = {"nodes.undrained_shutdowns": True, **{
+UNDRAINED_CLEAN = {**UNDRAINED, **{
     f"services.{i}.lb.{k}": v for i in (2, 3) for k, v in (
         ("removal", ["health_check"]), ("unhealthy_connection_termination", False),
         ("unhealthy_draining_interval_s", 30), ("health_check.interval_s", 5))}}

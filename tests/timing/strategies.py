@@ -58,10 +58,10 @@ def edit(values: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
 
 
 DELETE = object()
-# The example without the kubelet's graceful node shutdown (spot is drained by Karpenter's queue,
-# so node-shutdown-drains-without-endpoints is not judged): for tests about other rules that move
-# a drain or an LB check below what a node shutdown needs.
-NO_SHUTDOWN = {"nodes.kubelet": DELETE}
+# The example drains every node before it stops (nodes.undrained_shutdowns: false), so
+# node-shutdown-drains-without-endpoints is not judged on it; this lets its nodes shut down
+# undrained under its kubelet shutdown, for the tests of that rule.
+UNDRAINED = {"nodes.undrained_shutdowns": True}
 
 
 def build(changes: dict[str, Any] | None = None, values: dict[str, Any] | None = None) -> Stack:

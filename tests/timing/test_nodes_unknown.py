@@ -9,11 +9,10 @@ from lockstep.timing.context import Scene
 from lockstep.timing.invariants import context, walk
 from lockstep.timing.invariants.registry import BY_ID
 from lockstep.timing.model import Nodes
-from tests.timing.strategies import DELETE, build
+from tests.timing.strategies import DELETE, UNDRAINED, build
 
 POOL = "nodes.karpenter.0"
 RULE = "node-shutdown-drains-without-endpoints"
-UNDRAINED = {"nodes.undrained_shutdowns": True}  # the example drains every node first
 
 
 def unknown(nodes: Nodes, *fields: str) -> Nodes:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.timing.strategies import (NO_SHUTDOWN, expect_alone, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids,
+from tests.timing.strategies import (expect_alone, API, BASKETBALL, DELETE, FOOTBALL, build, error_ids,
                                      findings_of, only, seconds)
 from lockstep.timing.invariants import context, kube
 from lockstep.timing.model import Probe
@@ -327,7 +327,7 @@ def test_instance_targets_need_no_rollout_wait() -> None:
 
 # ---- readiness-gate-can-pass ------------------------------------------------------------------------
 def test_a_gate_on_instance_targets_never_passes_and_says_why() -> None:
-    stack = build({f"{A}.lb.target_type": "instance", **NO_SHUTDOWN})
+    stack = build({f"{A}.lb.target_type": "instance"})
     assert error_ids(stack) == {"readiness-gate-can-pass"}
     assert only(stack, "readiness-gate-can-pass").render() == (
         "ERROR readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) not in missing IP targets → "

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.timing.strategies import (NO_SHUTDOWN, expect_alone, stamped, API, BASKETBALL, DELETE, FOOTBALL, build,
+from tests.timing.strategies import (expect_alone, stamped, API, BASKETBALL, DELETE, FOOTBALL, build,
                                      error_ids, findings_of, only, seconds)
 from lockstep.timing.invariants import context, lb
 
@@ -209,7 +209,7 @@ def test_drain_must_cover_the_lb_detection_plus_the_margin(drain, propagation) -
     # drain ≤ 25 keeps drain + finish 30 + margin within grace 60; propagation ≤ 30 keeps the
     # deregistration delay 60 ≥ detection + max_request 30.
     # no kubelet shutdown: its drain relation (≥ the ALB's check 10 s + margin) would fire below 15 s
-    stack = build({f"{A}.shutdown.drain_s": drain, f"{A}.lb.deregistration_propagation_s": propagation, **NO_SHUTDOWN})
+    stack = build({f"{A}.shutdown.drain_s": drain, f"{A}.lb.deregistration_propagation_s": propagation})
     expect_alone(stack, "drain-covers-lb-detection", drain < propagation + 5)
     assert only(stack, "drain-covers-lb-detection", "api").slack_s == drain - propagation - 5
 
@@ -229,7 +229,7 @@ def test_drain_one_second_short_of_detection_plus_margin_prints_the_fix() -> Non
 
 
 def test_instance_targets_leave_by_endpoint_propagation() -> None:
-    stack = build({f"{B}.shutdown.drain_s": 14, **NO_SHUTDOWN})
+    stack = build({f"{B}.shutdown.drain_s": 14})
     assert error_ids(stack) == {"drain-covers-lb-detection"}
     assert only(stack, "drain-covers-lb-detection", "basketball-feed").render() == (
         "ERROR drain-covers-lb-detection  basketball-feed: drain 14s (shutdown.drain_s) < lb_detect 10s "

@@ -12,8 +12,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.timing import oracle
-from tests.timing.strategies import (API, BASKETBALL, DELETE, FOOTBALL, build, error_ids, expect_alone, findings_of,
-                                     only, seconds, stamped)
+from tests.timing.strategies import (API, BASKETBALL, DELETE, FOOTBALL, UNDRAINED, build, error_ids, expect_alone,
+                                     findings_of, only, seconds, stamped)
 from lockstep.timing import limits as L
 from lockstep.timing import nodes as N
 from lockstep.timing.context import Scene
@@ -201,9 +201,8 @@ def test_without_node_sources_the_budget_is_the_services_own_or_none() -> None:
 
 
 # ---- node-shutdown-drains-without-endpoints --------------------------------------------------------------
-# The example drains every node first (nodes.undrained_shutdowns: false); these cases let nodes
-# shut down undrained under its kubelet (90 s, 30 s of it for critical pods).
-UNDRAINED = {"nodes.undrained_shutdowns": True}
+# The example drains every node first; these cases let nodes shut down undrained (`UNDRAINED`)
+# under its kubelet (90 s, 30 s of it for critical pods).
 
 
 @given(st.integers(0, 120).flatmap(lambda t: st.tuples(st.just(t), st.integers(0, t))), seconds(40, 100))
