@@ -20,7 +20,6 @@ from lockstep.timing.heartbeat_config import (
     RuntimeConfig,
 )
 
-HELP = "run the heartbeat service (or --once --dry-run: replay recorded observations and print what it would publish)"
 EPILOG = f"""\
 service:  lockstep heartbeat --config {CONFIG_MOUNT}
           (config: --config, else ${CONFIG_PATH_ENV}, else {CONFIG_MOUNT}; broker URL: ${BROKER_URL_ENV})

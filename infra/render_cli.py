@@ -27,7 +27,6 @@ from lockstep.timing.cmd_check import add_stack_argument
 if TYPE_CHECKING:
     from lockstep.infra.render import Recorded
 
-HELP = "write every resource the Pulumi program would create (Kubernetes YAML, AWS JSON), offline"
 EPILOG = ("exit codes: 0 rendered, 1 error findings (nothing rendered), "
           "2 unreadable or invalid input (nothing rendered)")
 

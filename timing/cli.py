@@ -1,8 +1,10 @@
 """`lockstep`: one entry point for every command (also `python -m lockstep`).
 
-Each command lives in its own module exposing `HELP`, `add_arguments(parser)` and
-`run(args) -> int`. Modules import heavy dependencies (pulumi, kubernetes, pika) only
-inside `run`, so `check`, `plan` and `audit` start fast.
+Each command lives in its own module exposing `add_arguments(parser)` and `run(args) -> int`
+(and an optional `EPILOG`); its help line is in `COMMANDS`. Only the module of the command
+named on the line is imported (the others' help lines come from the table), and modules
+import heavy dependencies (pulumi, kubernetes, pika) only inside `run`, so every command
+starts fast.
 
 Exit codes: 0 ok, 1 findings (or lost requests, uncaught mutations), 2 unreadable or
 invalid input — always one line per problem naming the file and line, the field or the
@@ -17,19 +19,41 @@ import argparse
 import functools
 import importlib
 import sys
+from dataclasses import dataclass
 from typing import Sequence
 
 from lockstep.timing import textio
 from lockstep.timing.inputs import ConfigError
 
-COMMANDS: dict[str, str] = {
-    "check": "lockstep.timing.cmd_check",
-    "plan": "lockstep.timing.cmd_plan",
-    "render": "lockstep.infra.render_cli",
-    "audit": "lockstep.timing.audit.cli",
-    "simulate": "lockstep.timing.cmd_simulate",
-    "mutate": "lockstep.timing.cmd_mutate",
-    "heartbeat": "lockstep.heartbeat.cli",
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """Where a command lives, and its one-line help (`lockstep --help` lists every command
+    from this table without importing any of them)."""
+
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {  # in the order `lockstep --help` lists them
+    "check": Command("lockstep.timing.cmd_check",
+                     "validate a stack's timing model and print every finding with its slack"),
+    "plan": Command("lockstep.timing.cmd_plan",
+                    "print the drain, rollout, failure and failover timelines (text, json or mermaid)"),
+    "render": Command("lockstep.infra.render_cli",
+                      "write every resource the Pulumi program would create (Kubernetes YAML, AWS JSON), offline"),
+    "audit": Command("lockstep.timing.audit.cli",
+                     "audit existing Kubernetes manifests (AWS Load Balancer Controller annotations, "
+                     "TargetGroupBinding) and `aws elbv2` target-group JSON against the timing invariants"),
+    "simulate": Command("lockstep.timing.cmd_simulate",
+                        "simulate a rollout, a pod replacement and a crash of every service; count requests "
+                        "that reached nothing (502) apart from deliberate 503s"),
+    "mutate": Command("lockstep.timing.cmd_mutate",
+                      "push every number of the stack to wrong values; report which rule rejects each and "
+                      "whether the simulation loses requests or blocks falsely"),
+    "heartbeat": Command("lockstep.heartbeat.cli",
+                         "run the heartbeat service (or --once --dry-run: replay recorded observations and "
+                         "print what it would publish)"),
 }
 
 EPILOG = """\
@@ -101,22 +125,33 @@ def extra_providing(module: str) -> str | None:
     return None
 
 
-@functools.cache  # one parser per process: a fuzz run calls `main` 100,000 times
-def build_parser() -> argparse.ArgumentParser:
+def named_command(argv: Sequence[str]) -> str | None:
+    """The command the line names: its first word that is not an option (the top-level
+    options, --help and --version, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+@functools.cache  # one parser per command and process: a fuzz run calls `main` 100,000 times
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser for a line naming `command`: that command's module is imported for its
+    arguments; every other command gets its help line only (it cannot be the one parsed)."""
     parser = _Parser(prog="lockstep", description="Keep the timeouts of a service's delivery "
                      "path in step, and prove it.", epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"lockstep {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, module_name in COMMANDS.items():
+    for name, entry in COMMANDS.items():
+        if name != command:
+            sub.add_parser(name, help=entry.help)
+            continue
         try:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(entry.module)
         except ModuleNotFoundError as err:
-            if err.name is None or not module_name.startswith(err.name):
+            if err.name is None or not entry.module.startswith(err.name):
                 raise
             continue  # a command whose module is not installed (tests assert all are)
-        cmd = sub.add_parser(name, help=module.HELP, description=module.HELP,
+        cmd = sub.add_parser(name, help=entry.help, description=entry.help,
                              epilog=getattr(module, "EPILOG", None),
                              formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(cmd)
@@ -126,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     textio.install()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(named_command(argv))
     args = parser.parse_args(argv)
     try:
         code = int(args._module.run(args))

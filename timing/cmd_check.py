@@ -9,7 +9,6 @@ from collections import Counter
 
 from lockstep.timing.findings import Finding
 
-HELP = "validate a stack's timing model and print every finding with its slack"
 EPILOG = "exit codes: 0 ok (warnings allowed), 1 error findings, 2 unreadable or invalid input"
 STATUSES = ("error", "warning", "skipped", "accepted", "ok")
 

@@ -12,8 +12,6 @@ from lockstep.timing.cmd_simulate import add_scenario_argument, check_bounds, ch
 from lockstep.timing.config import ConfigError
 from lockstep.timing.textio import cut
 
-HELP = ("push every number of the stack to wrong values; report which rule rejects each and "
-        "whether the simulation loses requests or blocks falsely")
 EPILOG = """\
 categories: caught = a rule rejects it and the simulation shows harm; gap = no rule rejects it
 but the simulation shows harm (fails the run); strict = a rule rejects it, the simulation shows

@@ -8,7 +8,6 @@ import json
 
 from lockstep.timing.cmd_check import add_stack_argument, summary
 
-HELP = "print the drain, rollout, failure and failover timelines (text, json or mermaid)"
 EPILOG = ("exit codes as `check`: 0 ok, 1 error findings (the plan is still printed), "
           "2 unreadable or invalid input")
 

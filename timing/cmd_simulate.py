@@ -10,8 +10,6 @@ from lockstep.timing.cmd_check import add_stack_argument
 from lockstep.timing.config import ConfigError
 from lockstep.timing.textio import cut
 
-HELP = ("simulate a rollout, a pod replacement and a crash of every service; count requests "
-        "that reached nothing (502) apart from deliberate 503s")
 EPILOG = """\
 counts: 502 = sent to a target that no longer listens; no-target = the LB had nowhere to send;
 ka-502 = sent on a keep-alive connection the app had closed; cut = in flight when the pod or

@@ -94,7 +94,7 @@ def test_once_without_dry_run_is_refused(capsys):
 
 
 def test_the_cli_module_imports_neither_kubernetes_nor_pika():
-    code = ("import sys, heartbeat.cli, timing.cli; timing.cli.build_parser(); "
+    code = ("import sys, heartbeat.cli, timing.cli; timing.cli.build_parser('heartbeat'); "
             "assert not {'kubernetes', 'pika'} & set(sys.modules), sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 

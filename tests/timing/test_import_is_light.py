@@ -33,3 +33,38 @@ def test_the_probe_would_see_pulumi_if_it_were_imported() -> None:
                           timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "pulumi" in json.loads(proc.stdout)
+
+
+COMMAND_MODULES = """
+import json, sys
+from lockstep.timing import cli
+try:
+    cli.main({argv!r})
+except SystemExit:
+    pass
+print(json.dumps(sorted(c.module for c in cli.COMMANDS.values() if c.module in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize(("argv", "imported"), [
+    (["--help"], []),
+    (["audit", "--help"], ["lockstep.timing.audit.cli"]),
+    (["check", "--help"], ["lockstep.timing.cmd_check"]),
+    (["chek"], []),
+])
+def test_only_the_named_command_is_imported(argv, imported) -> None:
+    proc = subprocess.run([sys.executable, "-c", COMMAND_MODULES.format(argv=argv)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1]) == imported
+
+
+def test_top_level_help_lists_every_command_with_its_help_line(capsys) -> None:
+    from lockstep.timing import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for name, entry in cli.COMMANDS.items():
+        assert f"{name} {' '.join(entry.help.split())}" in out
