@@ -11,8 +11,6 @@ from lockstep.timing.inputs import display_name
 from lockstep.timing.limits import SECONDS
 from lockstep.timing.textio import cut, cut_text
 
-HELP = ("audit existing Kubernetes manifests (AWS Load Balancer Controller annotations, "
-        "TargetGroupBinding) and `aws elbv2` target-group JSON against the timing invariants")
 EPILOG = """\
 PATH: a file, a directory (recursive: *.yaml, *.yml, *.json) or - for stdin, e.g.
   kubectl get ns,ingressclass,ingress,svc,deploy,sts,ds,pdb,hpa,targetgroupbindings -A -o yaml | lockstep audit -
@@ -89,14 +87,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(result.problems)  # nothing else to report: the input problems alone
     if args.format == "json":
         from lockstep.timing.audit.report import as_json
-        out = as_json(result)
+        sys.stdout.write(as_json(result) + "\n")
     elif args.format == "sarif":
         from lockstep.timing.audit.sarif import as_sarif
-        out = as_sarif(result)
+        sys.stdout.write(as_sarif(result) + "\n")
     else:
-        from lockstep.timing.audit.report import text
-        out = text(result, args.all)
-    sys.stdout.write(out + "\n")
+        from lockstep.timing.audit.report import text_lines
+        for line in text_lines(result, args.all):
+            sys.stdout.write(line + "\n")
     if result.problems:  # the report of everything else is out; the unusable input is exit 2
         raise ConfigError(result.problems)
     return 1 if result.failed else 0
