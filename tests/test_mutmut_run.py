@@ -1,0 +1,76 @@
+"""scripts/mutmut-run's order for a mutant's tests: the suite's own collection hooks, then the
+tests that killed earlier mutants of the same function moved to the front. The order must be a
+permutation of the tests mutmut handed over (a survivor still runs every one) and a test id the
+session lacks must send the mutant down mutmut's own path."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def runner():
+    loader = importlib.machinery.SourceFileLoader("mutmut_run", str(ROOT / "scripts" / "mutmut-run"))
+    spec = importlib.util.spec_from_loader("mutmut_run", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _session(runner, ids, hook_order=lambda items: items.reverse()):
+    """A stand-in session: items by id, and a collection hook that reorders in place."""
+    items = {i: SimpleNamespace(nodeid=i) for i in ids}
+
+    def modifyitems(session, config, items):
+        hook_order(items)
+
+    config = SimpleNamespace(hook=SimpleNamespace(pytest_collection_modifyitems=modifyitems))
+    runner._session.clear()
+    runner._session.update(items=items, session=SimpleNamespace(config=config))
+
+
+MUTANT = "lockstep.timing.invariants.kube.x_pdb_allows_eviction__mutmut_7"
+IDS = [f"tests/timing/test_rules_kube.py::test_{n}" for n in range(12)]
+
+
+def test_a_function_of_a_mutant_is_its_name_before_the_mutant_number(runner):
+    assert runner._function_of(MUTANT) == "lockstep.timing.invariants.kube.x_pdb_allows_eviction"
+
+
+@given(tests=st.lists(st.sampled_from(IDS), min_size=1, unique=True),
+       killed=st.lists(st.sampled_from(IDS), max_size=6))
+def test_the_order_is_the_hooks_with_the_latest_killers_first(runner, tmp_path_factory, tests, killed):
+    where = tmp_path_factory.mktemp("killers")
+    runner.KILLERS = where
+    _session(runner, IDS)
+    for test in killed:
+        runner._remember_killer(MUTANT, test)
+    order = [item.nodeid for item in runner._ordered(MUTANT, tests)]
+    assert sorted(order) == sorted(tests)  # a permutation: nothing dropped, nothing added
+    latest_first = [t for t in dict.fromkeys(reversed(killed)) if t in tests]
+    assert order[:len(latest_first)] == latest_first
+    rest = [t for t in reversed(tests) if t not in latest_first]  # the stand-in hook reverses
+    assert order[len(latest_first):] == rest
+
+
+def test_a_killer_of_another_function_does_not_move(runner, tmp_path):
+    runner.KILLERS = tmp_path
+    _session(runner, IDS, hook_order=lambda items: None)
+    runner._remember_killer("lockstep.timing.invariants.kube.x_pdb_needs_replicas__mutmut_1", IDS[5])
+    assert [i.nodeid for i in runner._ordered(MUTANT, IDS)] == IDS
+
+
+def test_a_test_the_session_did_not_collect_sends_the_mutant_the_ordinary_way(runner, tmp_path):
+    runner.KILLERS = tmp_path
+    _session(runner, IDS)
+    assert runner._ordered(MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"]) is None
+    assert runner._ordered(MUTANT, []) is None
