@@ -127,8 +127,10 @@ def extra_providing(module: str) -> str | None:
 
 def named_command(argv: Sequence[str]) -> str | None:
     """The command the line names: its first word that is not an option (the top-level
-    options, --help and --version, take no value)."""
-    return next((word for word in argv if not word.startswith("-")), None)
+    options, --help and --version, take no value), if that is a command (anything else gets
+    the parser of no command, which says the choice is invalid: one parser, not one per word)."""
+    word = next((word for word in argv if not word.startswith("-")), None)
+    return word if word in COMMANDS else None
 
 
 @functools.cache  # one parser per command and process: a fuzz run calls `main` 100,000 times

@@ -59,6 +59,15 @@ def test_only_the_named_command_is_imported(argv, imported) -> None:
     assert json.loads(proc.stdout.splitlines()[-1]) == imported
 
 
+def test_an_unknown_command_shares_the_parser_of_no_command() -> None:
+    from lockstep.timing import cli
+
+    assert cli.named_command(["--version"]) is None
+    assert cli.named_command(["-h", "audit", "x"]) == "audit"
+    assert cli.named_command(["chek", "check"]) is None  # the first word decides, as argparse's does
+    assert cli.build_parser(cli.named_command(["chek"])) is cli.build_parser(cli.named_command(["zzz"]))
+
+
 def test_top_level_help_lists_every_command_with_its_help_line(capsys) -> None:
     from lockstep.timing import cli
 
