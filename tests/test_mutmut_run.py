@@ -5,25 +5,18 @@ session lacks must send the mutant down mutmut's own path."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def runner():
-    loader = importlib.machinery.SourceFileLoader("mutmut_run", str(ROOT / "scripts" / "mutmut-run"))
-    spec = importlib.util.spec_from_loader("mutmut_run", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("mutmut-run")
 
 
 def _session(runner, ids, hook_order=lambda items: items.reverse()):

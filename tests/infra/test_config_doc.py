@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 from pathlib import Path
 
 import yaml
 
 from lockstep.timing import limits
 from lockstep.timing.model import HeartbeatService, Stack
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _generator():
-    loader = importlib.machinery.SourceFileLoader("gen_config_doc", str(ROOT / "scripts" / "gen-config-doc"))
-    spec = importlib.util.spec_from_loader("gen_config_doc", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
 def test_config_doc_is_up_to_date_with_the_model():
-    assert (ROOT / "docs" / "CONFIG.md").read_text() == _generator().render(), \
+    assert (ROOT / "docs" / "CONFIG.md").read_text() == load_script("gen-config-doc").render(), \
         "docs/CONFIG.md is stale: run scripts/gen-config-doc"
 
 

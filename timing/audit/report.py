@@ -34,14 +34,10 @@ def folded_skips(findings: list) -> str:
     return f"  SKIPPED {len(findings)}: {decided} {', '.join(rules)}  (--all: each)"
 
 
-def text(audit: Audit, show_all: bool = False) -> str:
-    """`show_all`: every finding in full, passing ones too."""
-    return "\n".join(text_lines(audit, show_all))
-
-
 def text_lines(audit: Audit, show_all: bool = False) -> Iterator[str]:
     """The text report a line at a time (the CLI writes each as it comes: the report of a
-    4,000-document audit held whole, joined and encoded was three copies of 1.6 MB of text)."""
+    4,000-document audit held whole, joined and encoded was three copies of 1.6 MB of text).
+    `show_all`: every finding in full, passing ones too."""
     for j in sorted(audit.judged, key=lambda j: (min([ORDER[x.finding.status] for x in j.findings] or [9]), j.key)):
         ranked = sorted(j.findings, key=lambda x: ORDER[x.finding.status])
         shown = [x for x in ranked if show_all or x.finding.status not in ("ok", "skipped")]
