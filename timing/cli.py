@@ -48,6 +48,9 @@ COMMANDS: dict[str, Command] = {  # in the order `lockstep --help` lists them
     "simulate": Command("lockstep.timing.cmd_simulate",
                         "simulate a rollout, a pod replacement and a crash of every service; count requests "
                         "that reached nothing (502) apart from deliberate 503s"),
+    "fix": Command("lockstep.timing.cmd_fix",
+                   "find the smallest change of the stack's numbers that satisfies every rule; print it as a diff "
+                   "(or --write it), or name the rules that conflict"),
     "mutate": Command("lockstep.timing.cmd_mutate",
                       "push every number of the stack to wrong values; report which rule rejects each and "
                       "whether the simulation loses requests or blocks falsely"),

@@ -18,7 +18,8 @@ from lockstep.timing.model import Stack
 from lockstep.timing.textio import cut
 
 __all__ = ["EXAMPLE", "NAMESPACE", "ConfigError", "describe_errors", "lockstep_values", "present",
-           "read_stack_file", "read_stack_values", "stack_from_config"]
+           "read_stack_file", "read_stack_values", "stack_from_config",
+           "stack_values_from_text"]
 
 NAMESPACE = "lockstep"
 # The repository's Pulumi.example.yaml, bundled into the package (timing/bundled/ links to it).
@@ -79,8 +80,12 @@ def read_stack_values(path: str | Path | None) -> tuple[dict[str, Any], Stack]:
     """The `lockstep:` values of `Pulumi.<stack>.yaml` (`-`: standard input; None: the bundled
     example) and the model they validate to. Every problem is a `ConfigError` naming the file."""
     target = EXAMPLE if path is None else path
-    name = display_name(target)
-    [doc] = load_yaml(read_text(target), name, single=True) or [None]
+    return stack_values_from_text(read_text(target), display_name(target))
+
+
+def stack_values_from_text(text: str, name: str) -> tuple[dict[str, Any], Stack]:
+    """`read_stack_values` of a file's text already read (`name` is how errors show it)."""
+    [doc] = load_yaml(text, name, single=True) or [None]
     if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
         raise ConfigError([f"{name}: not a Pulumi stack config (expected a top-level `config:` mapping)"])
     values = lockstep_values(doc["config"])

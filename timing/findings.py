@@ -9,7 +9,10 @@ close a change came.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from lockstep.timing.expr import Expr
 
 Severity = Literal["error", "warning"]
 Status = Literal["ok", "error", "warning", "skipped", "accepted"]
@@ -32,6 +35,10 @@ class Term:
     unknown: tuple[str, ...] = ()
     unit: str = "s"  # "" for counts (replicas, thresholds)
     fields: tuple[str, ...] = ()  # the model fields the value is computed from (locating a finding reads them)
+    # How `value` was computed from the model's fields (`timing.expr`): `value` is its evaluation.
+    # None where no arithmetic of known fields gives it (an unknown, a label): `lockstep fix` then
+    # cannot move the relation. Not compared: two terms with equal numbers are equal findings.
+    expr: Expr | None = field(default=None, compare=False, repr=False)
 
     def render(self) -> str:
         if self.source in self.unknown:
@@ -165,8 +172,11 @@ def unknown(subject: str, left: Term, relation: str, right: Term, fix: str, need
 
 
 def in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int, unit: str,
-             fix: str) -> Verdict:
-    """`value` within the API range lo–hi; the slack is the distance to the nearer bound."""
+             fix: str, expr: Expr | None = None) -> Verdict:
+    """`value` within the API range lo–hi; the slack is the distance to the nearer bound.
+    `expr`: the field the value is (`lockstep fix` then keeps it in the range)."""
+    from lockstep.timing.expr import span
+
     s = min(value - lo, hi - value)
-    return Verdict(subject, Term(label, value, source, (), unit, (source,)), "in",
-                   Term("API range", f"{lo}–{hi}{unit}", ""), 0, s, fix, "ok" if s >= 0 else "broken")
+    return Verdict(subject, Term(label, value, source, (), unit, (source,), expr), "in",
+                   Term("API range", f"{lo}–{hi}{unit}", "", expr=span(lo, hi)), 0, s, fix, "ok" if s >= 0 else "broken")

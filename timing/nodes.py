@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
+from lockstep.timing import expr as E
 from lockstep.timing import limits as L
-from lockstep.timing.derived import field, source_field
+from lockstep.timing.derived import field, fixed, source_field
 from lockstep.timing.findings import Term
 
 if TYPE_CHECKING:
@@ -82,28 +83,28 @@ def budgets(nodes: Nodes) -> list[Budget]:
     """Every drained removal path the stack declares, with what it grants a pod."""
     out = []
     if nodes.cluster_autoscaler is not None:
-        out.append(Budget(field("cluster autoscaler", nodes.cluster_autoscaler.max_graceful_termination_s,
+        out.append(Budget(field("cluster autoscaler", nodes.cluster_autoscaler, "max_graceful_termination_s",
                                 "nodes.cluster_autoscaler.max_graceful_termination_s")))
     for i, pool in enumerate(nodes.karpenter):
         if pool.termination_grace_period_s is not None:
-            out.append(Budget(field(f"nodepool {pool.name}", pool.termination_grace_period_s,
+            out.append(Budget(field(f"nodepool {pool.name}", pool, "termination_grace_period_s",
                                     "nodes.karpenter.termination_grace_period_s"), forces=True))
     drained_spot = (any(_spot_drained_by_karpenter(nodes, i) for i in spot_pools(nodes))
                     or (nodes.asg_spot and nodes.termination_handler is not None))
     if drained_spot:
         notice = "spot notice"  # shown by its label: one literal for label and source
-        out.append(Budget(Term(notice, L.SPOT_NOTICE_S, notice),
-                          field("spot reaction", nodes.spot_reaction_s, "nodes.spot_reaction_s")))
+        out.append(Budget(fixed(notice, L.SPOT_NOTICE_S, notice),
+                          field("spot reaction", nodes, "spot_reaction_s", "nodes.spot_reaction_s")))
     handler = nodes.termination_handler
     delaying = _spot_delaying_handler(nodes)
     if delaying is not None:
-        out.append(Budget(field("handler node grace", delaying.node_termination_grace_period_s,
+        out.append(Budget(field("handler node grace", delaying, "node_termination_grace_period_s",
                                 "nodes.termination_handler.node_termination_grace_period_s")))
     if handler is not None and handler.pod_termination_grace_period_s is not None:
-        out.append(Budget(field("handler pod grace", handler.pod_termination_grace_period_s,
+        out.append(Budget(field("handler pod grace", handler, "pod_termination_grace_period_s",
                                 "nodes.termination_handler.pod_termination_grace_period_s")))
     if nodes.asg_lifecycle_hook is not None:
-        out.append(Budget(field("lifecycle hook", nodes.asg_lifecycle_hook.heartbeat_timeout_s,
+        out.append(Budget(field("lifecycle hook", nodes.asg_lifecycle_hook, "heartbeat_timeout_s",
                                 "nodes.asg_lifecycle_hook.heartbeat_timeout_s")))
     return out
 
@@ -121,12 +122,13 @@ def kubelet_budget(nodes: Nodes) -> Term:
         return Term("kubelet shutdown", 0, KUBELET, (KUBELET,), fields=(KUBELET,))
     if k is None:
         return Term("kubelet shutdown", 0, "nodes.kubelet unset: no graceful node shutdown", fields=("nodes.kubelet",))
-    total = source_field("nodes.kubelet.shutdown_grace_period_s", k.shutdown_grace_period_s)
+    total = source_field("nodes.kubelet.shutdown_grace_period_s", k, "shutdown_grace_period_s")
     critical = source_field("nodes.kubelet.shutdown_grace_period_critical_pods_s",
-                            k.shutdown_grace_period_critical_pods_s)
+                            k, "shutdown_grace_period_critical_pods_s")
+    e = None if total.expr is None or critical.expr is None else E.sub(total.expr, critical.expr)
     return Term("kubelet shutdown", int(total.value) - int(critical.value),
                 f"{total.source} {total.value} - {critical.source} {critical.value}",
-                fields=(*total.fields, *critical.fields))
+                fields=(*total.fields, *critical.fields), expr=e)
 
 
 def node_budget_s(svc: Service, nodes: Nodes | None) -> int | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from dataclasses import replace
 
 import pytest
@@ -11,6 +13,11 @@ from tests.timing.strategies import API, BASKETBALL, DELETE, FOOTBALL, build, se
 from lockstep.timing import derived as d
 from lockstep.timing.findings import Term
 from lockstep.timing.model import Probe
+
+
+def at(value: object) -> SimpleNamespace:
+    """A model object holding one number as `v`, for the field helpers."""
+    return SimpleNamespace(v=value)
 
 A = f"services.{API}"
 F = f"services.{FOOTBALL}"
@@ -28,30 +35,30 @@ def svc(i: int, changes: dict | None = None):
 
 # ---- building blocks --------------------------------------------------------------------------
 def test_a_known_field_is_a_term_with_its_source() -> None:
-    assert shown(d.field("drain", 5, "shutdown.drain_s")) == Term("drain", 5, "shutdown.drain_s", (), "s")
-    assert shown(d.field("n", 3, "replicas", "")) == Term("n", 3, "replicas", (), "")
+    assert shown(d.field("drain", at(5), "v", "shutdown.drain_s")) == Term("drain", 5, "shutdown.drain_s", (), "s")
+    assert shown(d.field("n", at(3), "v", "replicas", "")) == Term("n", 3, "replicas", (), "")
 
 
 def test_an_unknown_field_counts_as_zero_and_is_remembered() -> None:
-    assert shown(d.field("finish", None, "shutdown.finish_s")) == Term("finish", 0, "shutdown.finish_s",
+    assert shown(d.field("finish", at(None), "v", "shutdown.finish_s")) == Term("finish", 0, "shutdown.finish_s",
                                                                ("shutdown.finish_s",), "s")
-    assert shown(d.field("n", None, "replicas", "")) == Term("n", 0, "replicas", ("replicas",), "")
+    assert shown(d.field("n", at(None), "v", "replicas", "")) == Term("n", 0, "replicas", ("replicas",), "")
 
 
 def test_a_part_of_a_sum_is_named_by_its_field_path() -> None:
-    assert shown(d.source_field("app.warmup_s", 9)) == Term("app.warmup_s", 9, "app.warmup_s", (), "s")
-    assert shown(d.source_field("app.warmup_s", None)) == Term("app.warmup_s", 0, "app.warmup_s", ("app.warmup_s",))
+    assert shown(d.source_field("app.warmup_s", at(9), "v")) == Term("app.warmup_s", 9, "app.warmup_s", (), "s")
+    assert shown(d.source_field("app.warmup_s", at(None), "v")) == Term("app.warmup_s", 0, "app.warmup_s", ("app.warmup_s",))
 
 
 def test_a_total_sums_its_parts_and_shows_each_with_its_number_a_part_with_unknowns_as_its_bound() -> None:
-    t = d.total("stop", d.field("drain", 20, "shutdown.drain_s"), d.field("finish", None, "shutdown.finish_s"),
+    t = d.total("stop", d.field("drain", at(20), "v", "shutdown.drain_s"), d.field("finish", at(None), "v", "shutdown.finish_s"),
                 Term("ready", 7, "a 3 + b 4", ("b",)))
     assert shown(t) == Term("stop", 27, "shutdown.drain_s 20 + shutdown.finish_s ? + ready ≥7",
                      ("shutdown.finish_s", "b"))
 
 
 def test_a_product_multiplies_and_shows_both_factors() -> None:
-    t = d.product("detect", d.field("i", 5, "lb.interval_s"), d.field("n", None, "lb.threshold", ""))
+    t = d.product("detect", d.field("i", at(5), "v", "lb.interval_s"), d.field("n", at(None), "v", "lb.threshold", ""))
     assert shown(t) == Term("detect", 0, "lb.interval_s 5 × lb.threshold ?", ("lb.threshold",))
 
 
@@ -313,7 +320,7 @@ def test_a_readiness_initial_delay_is_a_field_of_the_start() -> None:
 
 
 def test_a_field_total_and_product_carry_their_parts_fields_once() -> None:
-    a, b = d.field("a", 1, "lb.a"), d.field("b", None, "lb.b")
+    a, b = d.field("a", at(1), "v", "lb.a"), d.field("b", at(None), "v", "lb.b")
     assert a.fields == ("lb.a",) and b.fields == ("lb.b",)
     assert d.total("t", a, b, a).fields == ("lb.a", "lb.b")
     assert d.product("p", b, a).fields == ("lb.b", "lb.a")

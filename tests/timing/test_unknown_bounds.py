@@ -5,6 +5,8 @@ decides exactly where that bound decides (issue 14)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from dataclasses import replace
 
 from hypothesis import example, given
@@ -16,6 +18,11 @@ from lockstep.timing.context import Ctx
 from lockstep.timing.findings import Term, judge
 from lockstep.timing.invariants import kube, rollouts
 from lockstep.timing.invariants import lb as lb_rules
+
+
+def at(value: object) -> SimpleNamespace:
+    """A model object holding one number as `v`, for the field helpers."""
+    return SimpleNamespace(v=value)
 
 CTX = Ctx(5, (1, 30))
 HC = ("lb.health_check.interval_s", "lb.health_check.timeout_s", "lb.health_check.healthy_threshold",
@@ -46,13 +53,13 @@ def test_a_bounded_unknown_prints_its_bound_and_an_unbounded_one_prints_unknown(
 
 def test_a_load_balancer_field_is_unknown_only_when_no_input_states_it() -> None:
     lb = build().services[API].lb
-    assert d.lb_field(lb, "lb.idle_timeout_s", 60) == Term("lb.idle_timeout_s", 60, "lb.idle_timeout_s",
+    assert d.lb_field(lb, "lb.idle_timeout_s", at(60), "v") == Term("lb.idle_timeout_s", 60, "lb.idle_timeout_s",
                                                            fields=("lb.idle_timeout_s",))
     bare = unstated(lb, "lb.idle_timeout_s")
-    assert d.lb_field(bare, "lb.idle_timeout_s", 1, "idle") == Term(
+    assert d.lb_field(bare, "lb.idle_timeout_s", at(1), "v", "idle") == Term(
         "idle", 1, "lb.idle_timeout_s", ("lb.idle_timeout_s",), fields=("lb.idle_timeout_s",))
-    assert d.lb_field(bare, "lb.port", 80) == Term("lb.port", 80, "lb.port", fields=("lb.port",))
-    assert d.lb_field(lb, "lb.deregistration_propagation_s", None) == Term(
+    assert d.lb_field(bare, "lb.port", at(80), "v") == Term("lb.port", 80, "lb.port", fields=("lb.port",))
+    assert d.lb_field(lb, "lb.deregistration_propagation_s", at(None), "v") == Term(
         "lb.deregistration_propagation_s", 0, "lb.deregistration_propagation_s",
         ("lb.deregistration_propagation_s",), fields=("lb.deregistration_propagation_s",))
 
@@ -63,7 +70,7 @@ def test_the_parts_of_a_sum_show_a_bound_as_at_least_and_an_unbounded_unknown_as
     assert (t.value, t.unknown) == (24, ("lb.registration_propagation_s", HC[0], HC[1]))
     assert t.source == ("lb.registration_propagation_s ≥15 + lb.health_check.interval_s ≥5 + "
                         "lb.health_check.timeout_s ≥4")
-    assert d.total("t", d.field("x", None, "x"), d.field("y", 3, "y")).source == "x ? + y 3"
+    assert d.total("t", d.field("x", at(None), "v", "x"), d.field("y", at(3), "v", "y")).source == "x ? + y 3"
 
 
 def test_every_load_balancer_time_marks_the_unknown_fields_it_reads() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
+from lockstep.timing import expr as E
 from lockstep.timing import limits as L
 from lockstep.timing.findings import Term, Verdict, holds, in_range, judge
 
@@ -21,12 +22,14 @@ def failover_values_in_range(stack: Stack, ctx: Ctx) -> list[Verdict]:
     interval_ok = fo.check_interval_s in L.R53_REQUEST_INTERVALS
     found = [holds("failover", interval_ok,
                    Term("request_interval", fo.check_interval_s, "failover.check_interval_s",
-                        fields=("failover.check_interval_s",)), "in",
-                   Term("Route 53", " or ".join(f"{v}s" for v in L.R53_REQUEST_INTERVALS), ""),
+                        fields=("failover.check_interval_s",), expr=E.leaf(fo, "check_interval_s")), "in",
+                   Term("Route 53", " or ".join(f"{v}s" for v in L.R53_REQUEST_INTERVALS), "",
+                        expr=E.choice(*L.R53_REQUEST_INTERVALS)),
                    "Route 53 health checks run every 10 or 30 seconds")]
     r = L.R53_FAILURE_THRESHOLD
     found.append(in_range("failover", "failure_threshold", "failover.failure_threshold", fo.failure_threshold,
-                          r.lo, r.hi, "", f"set failover.failure_threshold within {r.lo}–{r.hi}"))
+                          r.lo, r.hi, "", f"set failover.failure_threshold within {r.lo}–{r.hi}",
+                          E.leaf(fo, "failure_threshold")))
     return found
 
 
@@ -35,7 +38,7 @@ def failover_within_rto(stack: Stack, ctx: Ctx) -> list[Verdict]:
     if fo is None:
         return []
     return [judge("failover", d.failover_time(fo), "<=",
-                  d.field("rto", fo.rto_s, "failover.rto_s"),
+                  d.field("rto", fo, "rto_s", "failover.rto_s"),
                   "check more often, lower the TTL or the client reconnect time, or agree a longer RTO")]
 
 
@@ -69,8 +72,8 @@ def failback_is_deliberate(stack: Stack, ctx: Ctx) -> list[Verdict]:
     if fo is None:
         return []
     found = [judge("failover",
-                   d.field("failback_checks", fo.failback_checks, "failover.failback_checks", ""), ">=",
-                   d.field("failure_threshold", fo.failure_threshold, "failover.failure_threshold", ""),
+                   d.field("failback_checks", fo, "failback_checks", "failover.failback_checks", ""), ">=",
+                   d.field("failure_threshold", fo, "failure_threshold", "failover.failure_threshold", ""),
                    "wait for as many passing checks before failback as failing ones before failover")]
     found.append(holds("failover", fo.failback_close != "immediate",
                        Term("close secondary", fo.failback_close, "failover.failback_close",

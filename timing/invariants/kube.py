@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
+from lockstep.timing import expr as E
 from lockstep.timing.conventions import name_labels
 from lockstep.timing.findings import Term, Verdict, holds, judge
 from lockstep.timing.findings import unknown as unknown_verdict
@@ -21,7 +22,7 @@ def startup_covers_warmup(svc: Service, ctx: Ctx) -> list[Verdict]:
     if tol is None:
         return []
     return [judge(svc.name, tol, ">=",
-                  d.field("warmup", svc.app.warmup_s, "app.warmup_s"),
+                  d.field("warmup", svc.app, "warmup_s", "app.warmup_s"),
                   "raise the startup probe's failure_threshold × period (or add a startup probe)",
                   ctx.margin_s)]
 
@@ -55,10 +56,8 @@ def probe_timeout_within_period(svc: Service, ctx: Ctx) -> list[Verdict]:
         if probe is None:
             continue
         found.append(judge(svc.name,
-                           Term("timeout", probe.timeout_s, f"probes.{name}.timeout_s",
-                                fields=(f"probes.{name}.timeout_s",)), "<=",
-                           Term("period", probe.period_s, f"probes.{name}.period_s",
-                                fields=(f"probes.{name}.period_s",)),
+                           d.field("timeout", probe, "timeout_s", f"probes.{name}.timeout_s"), "<=",
+                           d.field("period", probe, "period_s", f"probes.{name}.period_s"),
                            f"keep probes.{name}.timeout_s ≤ period_s"))
     return found
 
@@ -89,15 +88,19 @@ def rollout_keeps_capacity(svc: Service, ctx: Ctx) -> list[Verdict]:
     else:
         how = f"{src} {n} - rollout.max_unavailable {svc.rollout.max_unavailable} → {down} pods"
     fields = (src,) if kind.in_place else (src, "rollout.max_unavailable", "rollout.max_surge")
+    pods_down = d.unavailable_expr(svc)
+    count = d.replica_expr(svc)
+    left = None if unknown or pods_down is None or count is None else E.sub(count, pods_down)
     floor = judge(svc.name, Term("capacity during rollout", 0 if unknown else n - down, how, unknown, " pods",
-                                   fields), ">=",
-                  Term("minimum", 1, "", (), " pod"),
+                                   fields, left), ">=",
+                  d.fixed("minimum", 1, unit=" pod"),
                   "add replicas or set rollout.max_unavailable: 0 with max_surge ≥ 1", case="error")
     if floor.outcome != "ok" or kind.in_place:
         return [floor]
     return [judge(svc.name, Term("unavailable during rollout", down, how if d.fencepost(svc) else
-                                 f"rollout.max_unavailable {svc.rollout.max_unavailable}", (), " pods", fields),
-                  "<=", Term("surge-only", 0, "", (), " pods"),
+                                 f"rollout.max_unavailable {svc.rollout.max_unavailable}", (), " pods", fields,
+                                 pods_down),
+                  "<=", d.fixed("surge-only", 0, unit=" pods"),
                   "surge instead: rollout.max_unavailable: 0 and max_surge ≥ 1", case="warning")]
 
 
@@ -141,7 +144,7 @@ def rollout_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
         return [holds(svc.name, True, Term("readiness gate", "can pass", "readiness_gate", fields=("readiness_gate",)),
                       "==",
                       Term("required", "can pass", ""), "")]
-    waits = judge(svc.name, d.field("min_ready", svc.rollout.min_ready_s, "rollout.min_ready_s"), ">=",
+    waits = judge(svc.name, d.field("min_ready", svc.rollout, "min_ready_s", "rollout.min_ready_s"), ">=",
                   d.lb_admit_new(lb, gated=False),  # pragma: no mutate (gated=None reads as False)
                   "make the readiness gate passable, or raise rollout.min_ready_s" if gate else
                   "add a readiness gate or raise rollout.min_ready_s", ctx.margin_s)
@@ -154,11 +157,11 @@ def rollout_waits_for_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
 def progress_deadline_covers_pod_ready(svc: Service, ctx: Ctx) -> list[Verdict]:
     if not WORKLOAD_KINDS[svc.kind].progress_deadline:
         return []
-    deadline = d.field("progress_deadline", svc.rollout.progress_deadline_s, "rollout.progress_deadline_s")
+    deadline = d.field("progress_deadline", svc.rollout, "progress_deadline_s", "rollout.progress_deadline_s")
     found = [judge(svc.name, deadline, ">",
                    d.pod_ready(svc), "raise rollout.progress_deadline_s", ctx.margin_s)]
     found.append(judge(svc.name, deadline, ">",
-                       d.field("min_ready", svc.rollout.min_ready_s, "rollout.min_ready_s"),
+                       d.field("min_ready", svc.rollout, "min_ready_s", "rollout.min_ready_s"),
                        "progressDeadlineSeconds must exceed minReadySeconds (API rule)"))
     return found
 
@@ -167,6 +170,17 @@ def _pdb_keep(svc: Service) -> int:
     """Pods a minAvailable PDB keeps (percentages rounded up)."""
     assert svc.pdb is not None and svc.pdb.min_available is not None  # pragma: no mutate (typing only)
     return d.scaled(svc.pdb.min_available, d.replicas(svc), round_up=True)
+
+
+def pdb_allowed_expr(svc: Service) -> E.Expr | None:
+    """`_pdb_allowed` as an expression (None when the pod count is unknown)."""
+    pdb, count = svc.pdb, d.replica_expr(svc)
+    assert pdb is not None  # pragma: no mutate (typing only)
+    if count is None:
+        return None
+    if pdb.min_available is not None:
+        return E.sub(count, d.scaled_expr(pdb, "min_available", count, True))
+    return d.scaled_expr(pdb, "max_unavailable", count, True)
 
 
 def _pdb_allowed(svc: Service) -> int:
@@ -187,7 +201,7 @@ def pdb_needs_replicas(svc: Service, ctx: Ctx) -> list[Verdict]:
         return []
     return [judge(svc.name, d.replica_term(svc),
                   ">=", Term("replicas", 2, f"pdb.min_available {pdb.min_available} ≥ 1", (), "",
-                             ("pdb.min_available",)),
+                             ("pdb.min_available",), E.const(2)),
                   "run ≥2 replicas or drop the PDB")]
 
 
@@ -205,8 +219,8 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Verdict]:
     return [judge(svc.name,
                   # with the count unknown, no fewer than 0 (the bound that holds for any count)
                   Term("allowed disruptions", max(allowed, 0) if unknown else allowed, of, unknown, "",
-                       (setting.split()[0], d.replica_field(svc))),
-                  ">=", Term("minimum", 1, "", (), ""),
+                       (setting.split()[0], d.replica_field(svc)), None if unknown else pdb_allowed_expr(svc)),
+                  ">=", d.fixed("minimum", 1, unit=""),
                   "lower pdb.min_available below replicas (or accept it for a singleton)")]
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
+from lockstep.timing import expr as E
 from lockstep.timing import limits as L
 from lockstep.timing.findings import Term, Verdict, holds, in_range, judge
 from lockstep.timing.lbkinds import KINDS, SLOW_START_KINDS
@@ -24,35 +25,36 @@ def lb_timeout_below_interval(subject: str, lb: LoadBalancer) -> list[Verdict]:
         return []
     hc = lb.health_check
     return [judge(subject,
-                  d.field("timeout", hc.timeout_s, "lb.health_check.timeout_s"), "<",
-                  d.field("interval", hc.interval_s, "lb.health_check.interval_s"),
+                  d.field("timeout", hc, "timeout_s", "lb.health_check.timeout_s"), "<",
+                  d.field("interval", hc, "interval_s", "lb.health_check.interval_s"),
                   f"lower the timeout to ≤{hc.interval_s - 1}s or raise the interval")]
 
 
-def _in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int) -> Verdict:
+def _in_range(subject: str, label: str, source: str, owner: object, name: str, lo: int, hi: int) -> Verdict:
     unit = "" if "threshold" in label else "s"
-    return in_range(subject, label, source, value, lo, hi, unit, f"set {source} within {lo}–{hi}")
+    return in_range(subject, label, source, getattr(owner, name), lo, hi, unit, f"set {source} within {lo}–{hi}",
+                    E.leaf(owner, name))
 
 
 def lb_values_in_range(subject: str, lb: LoadBalancer) -> list[Verdict]:
     hc = lb.health_check
     checks = [
-        ("interval", "lb.health_check.interval_s", hc.interval_s, L.HC_INTERVAL),
-        ("timeout", "lb.health_check.timeout_s", hc.timeout_s, L.HC_TIMEOUT),
-        ("healthy_threshold", "lb.health_check.healthy_threshold", hc.healthy_threshold, L.HC_THRESHOLD),
-        ("unhealthy_threshold", "lb.health_check.unhealthy_threshold", hc.unhealthy_threshold,
+        ("interval", "lb.health_check.interval_s", hc, "interval_s", L.HC_INTERVAL),
+        ("timeout", "lb.health_check.timeout_s", hc, "timeout_s", L.HC_TIMEOUT),
+        ("healthy_threshold", "lb.health_check.healthy_threshold", hc, "healthy_threshold", L.HC_THRESHOLD),
+        ("unhealthy_threshold", "lb.health_check.unhealthy_threshold", hc, "unhealthy_threshold",
          L.HC_THRESHOLD),
-        ("deregistration_delay", "lb.deregistration_delay_s", lb.deregistration_delay_s,
+        ("deregistration_delay", "lb.deregistration_delay_s", lb, "deregistration_delay_s",
          L.DEREGISTRATION_DELAY),
     ]
     kind = KINDS[lb.kind]
     idle = kind.idle_timeout.get(lb.protocol)
     if idle is not None:
-        checks.append(("idle_timeout", "lb.idle_timeout_s", lb.idle_timeout_s, idle))
+        checks.append(("idle_timeout", "lb.idle_timeout_s", lb, "idle_timeout_s", idle))
     if lb.slow_start_s != 0 and kind.slow_start:
         # Slow start is 0 (off) or 30–900.
-        checks.append(("slow_start", "lb.slow_start_s", lb.slow_start_s, L.SLOW_START))
-    found = [_in_range(subject, label, src, v, r.lo, r.hi) for label, src, v, r in checks]
+        checks.append(("slow_start", "lb.slow_start_s", lb, "slow_start_s", L.SLOW_START))
+    found = [_in_range(subject, label, src, o, n, r.lo, r.hi) for label, src, o, n, r in checks]
     if lb.slow_start_s != 0 and not kind.slow_start:
         found.append(holds(subject, False, Term("slow_start", lb.slow_start_s, "lb.slow_start_s",
                                                 fields=("lb.slow_start_s",)), "==",
@@ -68,8 +70,8 @@ def keepalive_outlasts_lb_idle(svc: Service, ctx: Ctx) -> list[Verdict]:
     if lb is None or lb.protocol not in KINDS[lb.kind].http_protocols:
         return []
     found = judge(svc.name,
-                  d.field("keepalive", svc.app.keepalive_s, "app.keepalive_s"), ">",
-                  d.lb_field(lb, "lb.idle_timeout_s", lb.idle_timeout_s, "idle_timeout"),
+                  d.field("keepalive", svc.app, "keepalive_s", "app.keepalive_s"), ">",
+                  d.lb_field(lb, "lb.idle_timeout_s", lb, "idle_timeout_s", "idle_timeout"),
                   f"raise the app's keep-alive timeout to ≥{lb.idle_timeout_s + 1}s "
                   "or lower the LB idle timeout")
     if "lb.protocol" in lb.unknown and found.outcome == "broken":
@@ -97,7 +99,7 @@ def drain_fits_grace(svc: Service, ctx: Ctx) -> list[Verdict]:
 
 def finish_covers_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
     return [judge(svc.name, d.finish(svc), ">=",
-                  d.field("max_request", svc.app.max_request_s, "app.max_request_s"),
+                  d.field("max_request", svc.app, "max_request_s", "app.max_request_s"),
                   "let in-flight requests finish: raise shutdown.finish_s to the longest request")]
 
 
@@ -106,9 +108,9 @@ def deregistration_covers_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
     if lb is None or "deregistration" not in lb.removal:
         return []
     need = d.total("lb_detect + max_request", d.lb_detect(lb),
-                   d.source_field("app.max_request_s", svc.app.max_request_s))
+                   d.source_field("app.max_request_s", svc.app, "max_request_s"))
     return [judge(svc.name,
-                  d.lb_field(lb, "lb.deregistration_delay_s", lb.deregistration_delay_s, "deregistration_delay"),
+                  d.lb_field(lb, "lb.deregistration_delay_s", lb, "deregistration_delay_s", "deregistration_delay"),
                   ">=", need, f"raise the deregistration delay to ≥{need.value}s")]
 
 
@@ -117,14 +119,14 @@ def health_check_drain_needs_peers(svc: Service, ctx: Ctx) -> list[Verdict]:
     if lb is None or set(lb.removal) != {"health_check"}:
         return []
     return [judge(svc.name, d.replica_term(svc, "targets"),
-                  ">=", Term("targets", 2, "", (), ""), "run ≥2 targets: an LB fails open when every target is unhealthy")]
+                  ">=", d.fixed("targets", 2, unit=""), "run ≥2 targets: an LB fails open when every target is unhealthy")]
 
 
 def recovery_within_budget(svc: Service, ctx: Ctx) -> list[Verdict]:
     if svc.lb is None:
         return []
     return [judge(svc.name, d.lb_recover(svc.lb), "<=",
-                  d.field("max_recovery", svc.app.max_recovery_s, "app.max_recovery_s"),
+                  d.field("max_recovery", svc.app, "max_recovery_s", "app.max_recovery_s"),
                   "lower the healthy threshold or the interval")]
 
 
@@ -132,7 +134,7 @@ def sidecar_outlives_app(svc: Service, ctx: Ctx) -> list[Verdict]:
     if svc.sidecar is None:
         return []
     return [judge(svc.name,
-                  d.field("sidecar.drain", svc.sidecar.drain_s, "sidecar.drain_s"), ">=", d.stop(svc),
+                  d.field("sidecar.drain", svc.sidecar, "drain_s", "sidecar.drain_s"), ">=", d.stop(svc),
                   "keep the mesh proxy up until the app has drained and finished")]
 
 

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
+from lockstep.timing import expr as E
 from lockstep.timing import nodes as N
 from lockstep.timing.findings import Term, Verdict, holds, judge
 from lockstep.timing.findings import unknown as unknown_verdict
@@ -64,7 +65,7 @@ def node_budget_covers_drain(scene: Scene, ctx: Ctx) -> list[Verdict]:
         if svc.shutdown.node_termination_budget_s is not None or not paths:
             continue
         used = d.total("drain + finish", d.drain(svc), d.finish(svc))
-        grace = d.field("grace", svc.shutdown.grace_s, "shutdown.grace_s")
+        grace = d.field("grace", svc.shutdown, "grace_s", "shutdown.grace_s")
         errors, warnings = [], []
         for b in paths:
             left = _spent(used, b.lead)
@@ -117,7 +118,7 @@ def node_shutdown_drains_without_endpoints(scene: Scene, ctx: Ctx) -> list[Verdi
             found.append(_kube_proxy_keeps_it(svc, nodes, maybe))
             continue
         need = d.total(f"{unrouted.label} + finish", unrouted, d.finish(svc))
-        grace = d.field("grace", svc.shutdown.grace_s, "shutdown.grace_s")
+        grace = d.field("grace", svc.shutdown, "grace_s", "shutdown.grace_s")
         limit = min((grace, shutdown), key=lambda t: int(t.value))
         drain = d.drain(svc)
         if maybe:  # whether the path exists is unknown: each verdict can only hold or be skipped
@@ -190,14 +191,16 @@ def eviction_leaves_a_target(svc: Service, ctx: Ctx) -> list[Verdict]:
             keep, unknown = min(1, m), ()
         elif unknown:  # a share of the count, or what maxUnavailable leaves: its least is 0
             keep = 0
-        kept = Term("pods the PDB keeps", keep, f"{src} - allowed by pdb", unknown, "", (src, "pdb"))
-        return [judge(svc.name, kept, ">=", Term("kept through a drain", 1, "", (), ""),
+        allowed, count = kube.pdb_allowed_expr(svc), d.replica_expr(svc)
+        e = None if unknown or allowed is None or count is None else E.sub(count, allowed)
+        kept = Term("pods the PDB keeps", keep, f"{src} - allowed by pdb", unknown, "", (src, "pdb"), e)
+        return [judge(svc.name, kept, ">=", d.fixed("kept through a drain", 1, unit=""),
                       "set pdb.min_available ≥ 1 (or pdb.max_unavailable below the replicas)")]
     if set(lb.removal) == {"health_check"}:
         return []
     src = d.replica_field(svc)
-    return [judge(svc.name, Term("replicas", d.replicas(svc), src, (), "", (src,)), ">=",
-                  Term("targets left by a drain", 2, "", (), ""),
+    return [judge(svc.name, Term("replicas", d.replicas(svc), src, (), "", (src,), d.replica_expr(svc)), ">=",
+                  d.fixed("targets left by a drain", 2, unit=""),
                   "run ≥2 replicas with a PDB (or accept it for a singleton)")]
 
 
@@ -210,7 +213,7 @@ def etp_local_drain_covers_node_check(svc: Service, ctx: Ctx) -> list[Verdict]:
     lb = svc.lb
     if lb is None or lb.target_type != "instance" or lb.external_traffic_policy != "Local":
         return []
-    need = d.total("node check", d.source_field("lb.endpoint_propagation_s", lb.endpoint_propagation_s),
+    need = d.total("node check", d.source_field("lb.endpoint_propagation_s", lb, "endpoint_propagation_s"),
                    d.detection(lb))
     return [judge(svc.name, d.drain(svc), ">=", need,
                   f"raise the drain to ≥{int(need.value) + ctx.margin_s}s or check the node faster", ctx.margin_s)]
@@ -235,11 +238,11 @@ def nlb_connections_survive_removal(svc: Service, ctx: Ctx) -> list[Verdict]:
             found.append(holds(svc.name, False, flag, "==", Term("required", "off", ""),
                                "set lb.unhealthy_connection_termination false and a draining interval ≥ finish"))
         else:
-            found.append(judge(svc.name, d.field("unhealthy draining", lb.unhealthy_draining_interval_s,
+            found.append(judge(svc.name, d.field("unhealthy draining", lb, "unhealthy_draining_interval_s",
                                                  "lb.unhealthy_draining_interval_s"), ">=", d.finish(svc),
                                "raise lb.unhealthy_draining_interval_s to the finish time"))
     if "deregistration" in lb.removal and lb.deregistration_connection_termination:
-        found.append(judge(svc.name, d.field("deregistration_delay", lb.deregistration_delay_s,
+        found.append(judge(svc.name, d.field("deregistration_delay", lb, "deregistration_delay_s",
                                              "lb.deregistration_delay_s"), "<=", d.grace(svc),
                            "lower lb.deregistration_delay_s to the grace period: closed flows must not outlive the pod"))
     return found
@@ -269,7 +272,7 @@ def heartbeat_rides_out_rollout(scene: Scene, ctx: Ctx) -> list[Verdict]:
         if n - d.unavailable_pods(svc) >= required:
             continue
         need = d.total("rollout_time + observe", d.rollout_time(svc), _observe_delay(hb))
-        found.append(judge(f"{spec.name} ({svc.name})", d.field("loss_time", spec.loss_time_s, "loss_time_s"),
+        found.append(judge(f"{spec.name} ({svc.name})", d.field("loss_time", spec, "loss_time_s", "loss_time_s"),
                            ">=", need, f"raise loss_time_s to ≥{int(need.value) + ctx.margin_s}s, surge instead "
                            "(rollout.max_unavailable: 0) or keep pods with a PDB", ctx.margin_s, service=svc.name))
     return found

@@ -32,11 +32,11 @@ def switch_time(svc: Service) -> Term:
     kube-proxy's propagation alone (the documented default)."""
     lb = svc.lb
     if lb is None:
-        return Term(SWITCH, L.ENDPOINT_PROPAGATION_DEFAULT, "endpoint propagation (default)")
-    ends = d.source_field("lb.endpoint_propagation_s", lb.endpoint_propagation_s)
+        return d.fixed(SWITCH, L.ENDPOINT_PROPAGATION_DEFAULT, "endpoint propagation (default)")
+    ends = d.source_field("lb.endpoint_propagation_s", lb, "endpoint_propagation_s")
     if lb.target_type != "ip":
-        return Term(SWITCH, ends.value, "lb.endpoint_propagation_s", fields=ends.fields)
-    return d.total(SWITCH, ends, d.lb_field(lb, "lb.deregistration_propagation_s", lb.deregistration_propagation_s))
+        return d.relabel(ends, SWITCH, "lb.endpoint_propagation_s")
+    return d.total(SWITCH, ends, d.lb_field(lb, "lb.deregistration_propagation_s", lb, "deregistration_propagation_s"))
 
 
 def rollout_scale_down_outlasts_switch(svc: Service, ctx: Ctx) -> list[Verdict]:
@@ -45,10 +45,10 @@ def rollout_scale_down_outlasts_switch(svc: Service, ctx: Ctx) -> list[Verdict]:
         return []  # a basic canary is weighted by pod counts: old pods leave as a Deployment's do
     switch = switch_time(svc)
     need = int(switch.value) + ctx.margin_s
-    found = [judge(svc.name, d.field("scale_down_delay", argo.scale_down_delay_s, "argo.scale_down_delay_s"),
+    found = [judge(svc.name, d.field("scale_down_delay", argo, "scale_down_delay_s", "argo.scale_down_delay_s"),
                    ">=", switch, f"raise scaleDownDelaySeconds (argo.scale_down_delay_s) to ≥{need}s", ctx.margin_s)]
     if argo.abort_scale_down_delay_s != 0:  # 0: the aborted ReplicaSet is kept, never scaled down
-        found.append(judge(svc.name, d.field("abort_scale_down_delay", argo.abort_scale_down_delay_s,
+        found.append(judge(svc.name, d.field("abort_scale_down_delay", argo, "abort_scale_down_delay_s",
                                              "argo.abort_scale_down_delay_s"),
                            ">=", switch, f"raise abortScaleDownDelaySeconds (argo.abort_scale_down_delay_s) to "
                            f"≥{need}s, or 0 to keep the aborted ReplicaSet", ctx.margin_s))
