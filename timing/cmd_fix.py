@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from lockstep.timing.inputs import STDIN, display_name, read_text
 
     try:
+        from lockstep.timing.fix.solve import fix  # z3 first: the message names the solver
         from lockstep.timing.fix.patch import diff, patch_text, verify
-        from lockstep.timing.fix.solve import fix
     except ModuleNotFoundError as err:
         raise _needs_extra(err.name or "z3") from None
     if args.write and args.stack_config in (None, STDIN):
@@ -89,7 +89,7 @@ def _simulation_losses(result) -> list[str]:  # type: ignore[no-untyped-def]
     from lockstep.timing.config import stack_from_config
     from lockstep.timing.simulate import simulate_stack
 
-    report = simulate_stack(stack_from_config(result.values))
+    report = simulate_stack(stack_from_config(result.values), jobs=os.cpu_count() or 1)
     return [f"{s.service} {s.scenario}: harmful in {s.harmful_phases}/{s.phases} phases"
             for s in report.scenarios if s.harmful]
 

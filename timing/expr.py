@@ -90,8 +90,3 @@ def leaves(e: Expr) -> Iterator[Expr]:
         yield e
     for a in e.args:
         yield from leaves(a)
-
-
-def all_of(*parts: Expr | None) -> bool:
-    """Every part has an expression (a term computed from an unknown has none)."""
-    return all(p is not None for p in parts)

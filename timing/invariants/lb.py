@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
-from lockstep.timing import expr as E
+from lockstep.timing import expr as E  # pragma: no mutate
 from lockstep.timing import limits as L
 from lockstep.timing.findings import Term, Verdict, holds, in_range, judge
 from lockstep.timing.lbkinds import KINDS, SLOW_START_KINDS
@@ -33,7 +33,7 @@ def lb_timeout_below_interval(subject: str, lb: LoadBalancer) -> list[Verdict]:
 def _in_range(subject: str, label: str, source: str, owner: object, name: str, lo: int, hi: int) -> Verdict:
     unit = "" if "threshold" in label else "s"
     return in_range(subject, label, source, getattr(owner, name), lo, hi, unit, f"set {source} within {lo}–{hi}",
-                    E.leaf(owner, name))
+                    E.leaf(owner, name))  # pragma: no mutate
 
 
 def lb_values_in_range(subject: str, lb: LoadBalancer) -> list[Verdict]:
