@@ -378,7 +378,7 @@ def rollout_time(svc: Service) -> Term:
     ready, end = pod_ready(svc), stop(svc)
     step = max(surge_pods(svc), unavailable_pods(svc))  # ≥ 1: both 0 is the controller's fencepost (one down)
     waves = ceil_div(n, step)
-    e = None
+    e = None  # pragma: no mutate
     if count is not None and ready.expr is not None and end.expr is not None:  # pragma: no mutate
         # max(surge, down, 1) is `step` wherever the rollout runs: both bounds 0 is the fencepost's one pod
         per_wave = E.largest(scaled_expr(svc.rollout, "max_surge", count, True),  # pragma: no mutate

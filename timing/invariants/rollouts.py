@@ -35,7 +35,7 @@ def switch_time(svc: Service) -> Term:
         return d.fixed(SWITCH, L.ENDPOINT_PROPAGATION_DEFAULT, "endpoint propagation (default)")
     ends = d.source_field("lb.endpoint_propagation_s", lb, "endpoint_propagation_s")
     if lb.target_type != "ip":
-        return d.relabel(ends, SWITCH, "lb.endpoint_propagation_s")
+        return d.relabel(ends, SWITCH)
     return d.total(SWITCH, ends, d.lb_field(lb, "lb.deregistration_propagation_s", lb, "deregistration_propagation_s"))
 
 
