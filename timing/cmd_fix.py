@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from lockstep.timing.inputs import ConfigError
@@ -46,7 +45,7 @@ def _needs_extra(module: str) -> ConfigError:
 
 def run(args: argparse.Namespace) -> int:
     from lockstep.timing.config import EXAMPLE, stack_values_from_text
-    from lockstep.timing.inputs import STDIN, display_name, read_text
+    from lockstep.timing.inputs import STDIN, display_name, read_text, write_atomically
 
     try:
         from lockstep.timing.fix.solve import fix  # z3 first: the message names the solver
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(result, lost, patch, name)
     if args.write and fixed and result.changes:
-        _write(Path(os.fspath(target)), new_text)
+        write_atomically(target, new_text)
         if args.format == "text":
             print(f"lockstep fix: wrote {len(result.changes)} change(s) to {name}")
     return 0 if fixed else 1
@@ -118,17 +117,3 @@ def _print_text(result, lost: list[str], patch: str, name: str) -> None:  # type
     else:
         verdict = "no consistent stack found"
     print(f"lockstep fix {name}: {verdict}")
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace the file in one step (a crash leaves the old file or the new, never half)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -578,3 +578,21 @@ def load_json(text: str, name: str) -> Any:
     if _depth(doc) > MAX_DEPTH:
         raise ConfigError([f"{name}: nested deeper than the limit of {MAX_DEPTH} levels"])
     return doc
+
+
+def write_atomically(path: "os.PathLike[str] | str", text: str) -> None:
+    """Replace a file in one step, keeping its mode: a crash leaves the old file or the new, never half."""
+    import tempfile
+
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

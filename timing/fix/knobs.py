@@ -10,12 +10,11 @@ keeps it at its number.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Mapping, Union, get_args, get_origin
+from typing import Annotated, Any, Mapping, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from lockstep.timing.model import Stack
 
 # What changing a field costs, by the section that holds it: a load balancer is often shared and
 # owned by a platform team, and more pods cost money every hour; everything else (the service's
@@ -30,6 +29,7 @@ WEIGHTS: dict[str, int] = {"lb": 2, "health_check": 2, "replicas": 4, "min_repli
 DEFAULT_WEIGHT = 1
 
 Path = tuple[str | int, ...]
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +78,8 @@ def field_range(cls: type[BaseModel], name: str) -> tuple[int, int] | None:
     return None if lo is None or hi is None else (lo, hi)
 
 
-def knobs(stack: Stack) -> tuple[dict[tuple[int, str], Knob], dict[str, Knob]]:
-    """Every whole-number field of the stack with a range: by (id of its object, attribute) —
+def knobs(stack: BaseModel) -> tuple[dict[tuple[int, str], Knob], dict[str, Knob]]:
+    """Every whole-number field of a model (a stack, or one service) with a range: by (id of its object, attribute) —
     how an expression's leaf finds it — and by name."""
     by_leaf: dict[tuple[int, str], Knob] = {}
 
@@ -101,6 +101,31 @@ def knobs(stack: Stack) -> tuple[dict[tuple[int, str], Knob], dict[str, Knob]]:
 
     walk(stack, (), "")
     return by_leaf, {k.name: k for k in by_leaf.values()}
+
+
+def with_values(model: M, changes: list[tuple[Path, int]]) -> M:
+    """A copy of a model with some fields (by `Knob.path`) set: the objects on each path are
+    copied, everything else shared. No validation runs: the numbers are inside their ranges."""
+    by_head: dict[str | int, list[tuple[Path, int]]] = {}
+    for path, value in changes:
+        by_head.setdefault(path[0], []).append((path[1:], value))
+    update: dict[str, Any] = {}
+    for head, rest in by_head.items():
+        assert isinstance(head, str)
+        update[head] = _with(getattr(model, head), rest)
+    return model.model_copy(update=update)
+
+
+def _with(value: Any, changes: list[tuple[Path, int]]) -> Any:
+    if any(not path for path, _ in changes):
+        return changes[-1][1]
+    if isinstance(value, tuple):
+        items = list(value)
+        for i in {p[0] for p, _ in changes}:
+            assert isinstance(i, int)
+            items[i] = with_values(items[i], [(p[1:], v) for p, v in changes if p[0] == i])
+        return tuple(items)
+    return with_values(value, changes)
 
 
 def set_path(values: Mapping[str, Any], path: Path, value: int) -> dict[str, Any]:

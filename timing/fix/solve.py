@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import z3
+from pydantic import BaseModel
 
 from lockstep.timing.config import ConfigError, stack_from_config
 from lockstep.timing.expr import Expr, leaves
@@ -29,6 +30,10 @@ from lockstep.timing.invariants import evaluate
 from lockstep.timing.model import Stack
 
 MAX_ROUNDS = 8
+# The weight of a `heavy` field: more than any stack's other fields together (a service has a few dozen).
+HEAVY = 1000
+# How `--keep` names the fields, for the message when a pattern names none ("": no message).
+KEEP_HINT = "of the stack (fields are named like services.api.lb.idle_timeout_s or watchdog.period_s; * and ? match)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +55,8 @@ class Conflict:
 @dataclass
 class Result:
     changes: list[Change] = field(default_factory=list)
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)  # `fix`: the config's values with the changes
+    model: Any = None  # the model with the changes
     findings: list[Finding] = field(default_factory=list)  # `check` on the answer
     conflict: list[Conflict] = field(default_factory=list)  # non-empty: no answer exists
     ranges: list[z3.BoolRef] = field(default_factory=list)  # the conflict's fields within their ranges
@@ -126,16 +132,28 @@ def _leaf_paths(f: Finding, by_leaf: Mapping[tuple[int, str], Knob]) -> tuple[Pa
 class _Problem:
     """The constraints seen so far, over variables named by config path."""
 
-    def __init__(self, names: Mapping[str, Knob], keep: set[str]) -> None:
+    def __init__(self, names: Mapping[str, Knob], keep: set[str], heavy: set[str] = frozenset()) -> None:
         self.names = names
+        self.heavy = heavy
         self.by_path = {k.path: k for k in names.values()}
         self.keep = keep
         self.constraints: dict[tuple[Any, ...], _Constraint] = {}
         self.vars: dict[Path, z3.ArithRef] = {}
+        # A context of its own: z3's answers among equal optima depend on what its context has
+        # seen, so one shared by every solve would make the same input give different fixes.
+        self.ctx = z3.Context()
+
+    def weight(self, path: Path) -> int:
+        """A field's cost of changing: its kind's (`WEIGHTS`), or above every other field's
+        together when it is `heavy` (changed only when nothing else can be)."""
+        knob = self.by_path[path]
+        if knob.name in self.heavy:
+            return HEAVY
+        return knob.weight
 
     def var(self, path: Path) -> z3.ArithRef:
         if path not in self.vars:
-            self.vars[path] = z3.Int(self.by_path[path].name)
+            self.vars[path] = z3.Int(self.by_path[path].name, self.ctx)
         return self.vars[path]
 
     def add(self, findings: list[Finding], by_leaf: Mapping[tuple[int, str], Knob]) -> list[Finding]:
@@ -158,7 +176,7 @@ class _Problem:
         """The constraint over the variables: a field with no range stays its number."""
         def var(leaf: Expr) -> z3.ArithRef:
             knob = c.index.get((id(leaf.owner), leaf.name))
-            return z3.IntVal(leaf.value) if knob is None else self.var(knob.path)
+            return z3.IntVal(leaf.value, self.ctx) if knob is None else self.var(knob.path)
 
         return holds(c.finding, var)
 
@@ -174,12 +192,32 @@ def _abs(x: z3.ArithRef) -> z3.ArithRef:
 def fix(values: Mapping[str, Any], keep: tuple[str, ...] = ()) -> Result:
     """The nearest values (of the `lockstep:` namespace) every error rule accepts; or the
     smallest set of rules and pinned fields that cannot hold together."""
-    stack = stack_from_config(values)
-    by_leaf, names = knobs(stack)
-    pinned = _match_keep(keep, names)
-    problem = _Problem(names, pinned)
-    findings = evaluate(stack)
-    result = Result(values=dict(values), findings=findings)
+    def rebuild(changes: list[tuple[Path, int]]) -> Stack:
+        new_values: dict[str, Any] = dict(values)
+        for path, value in changes:
+            new_values = set_path(new_values, path, value)
+        try:
+            return stack_from_config(new_values)
+        except ConfigError as err:  # a model rule the findings do not state (none is known): say so
+            raise ConfigError([f"lockstep fix: the answer breaks a model rule: {line}" for line in err.lines]) from None
+
+    result = solve(stack_from_config(values), evaluate, rebuild, keep)
+    result.values = dict(values)
+    for c in result.changes:
+        result.values = set_path(result.values, c.knob.path, c.new)
+    return result
+
+
+def solve(model: BaseModel, judge: Callable[[Any], list[Finding]], rebuild: Callable[[list[tuple[Path, int]]], Any],
+          keep: tuple[str, ...] = (), keep_hint: str = KEEP_HINT, heavy: tuple[str, ...] = ()) -> Result:
+    """The nearest numbers of `model`'s fields that `judge` finds no error in. `rebuild` makes
+    the model with some fields changed (the fields by their `knobs` path); `keep` pins fields by
+    name (patterns); `heavy` fields (patterns) move only when no other change can do. The same loop serves a stack config (`fix`) and an audited workload."""
+    by_leaf, names = knobs(model)
+    pinned = _match_keep(keep, names, keep_hint)
+    problem = _Problem(names, pinned, {n for n in names if any(fnmatch.fnmatchcase(n, p) for p in heavy)})
+    findings = judge(model)
+    result = Result(findings=findings, model=model)
     result.unmovable = problem.add(findings, by_leaf)
     if not any(f.status == "error" or (f.status == "warning" and translatable(f)) for f in findings):
         return result  # nothing to mend
@@ -190,34 +228,25 @@ def fix(values: Mapping[str, Any], keep: tuple[str, ...] = ()) -> Result:
             result.conflict = _core(problem)
             result.ranges = problem.domains()
             return result
-        new_values = dict(values)
-        changes = []
-        for path, value in solved.items():
-            knob = problem.by_path[path]
-            if value != knob.value:
-                new_values = set_path(new_values, path, value)
-                changes.append((knob, value))
-        try:
-            new_stack = stack_from_config(new_values)
-        except ConfigError as err:  # a model rule the findings do not state (none is known): say so
-            raise ConfigError([f"lockstep fix: the answer breaks a model rule: {line}" for line in err.lines]) from None
-        new_findings = evaluate(new_stack)
+        changes = [(problem.by_path[path], value) for path, value in solved.items()
+                   if value != problem.by_path[path].value]
+        new_model = rebuild([(k.path, v) for k, v in changes])
+        new_findings = judge(new_model)
         before = len(problem.constraints)
-        unmovable = problem.add(new_findings, knobs(new_stack)[0])
-        result.values, result.findings, result.unmovable = new_values, new_findings, unmovable
+        unmovable = problem.add(new_findings, knobs(new_model)[0])
+        result.model, result.findings, result.unmovable = new_model, new_findings, unmovable
         result.changes = [Change(k, v, _needs(problem, solved, k)) for k, v in changes]
         if not any(f.status == "error" for f in new_findings) or len(problem.constraints) == before:
             return result  # accepted, or no new relation to learn: `ok` tells which
     return result
 
 
-def _match_keep(patterns: tuple[str, ...], names: Mapping[str, Knob]) -> set[str]:
+def _match_keep(patterns: tuple[str, ...], names: Mapping[str, Knob], hint: str) -> set[str]:
     out: set[str] = set()
     for pattern in patterns:
         hits = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
-        if not hits:
-            raise ConfigError([f"--keep {pattern}: names no whole-number field of the stack (fields are named "
-                               "like services.api.lb.idle_timeout_s or watchdog.period_s; * and ? match)"])
+        if not hits and hint:
+            raise ConfigError([f"--keep {pattern}: names no whole-number field {hint}"])
         out.update(hits)
     return out
 
@@ -227,8 +256,8 @@ def _relative(problem: _Problem, paths: tuple[Path, ...]) -> z3.ArithRef:
     terms = []
     for path in paths:
         v, k = problem.var(path), problem.by_path[path]
-        terms.append(_abs(v - k.value) * (1000 * k.weight // max(abs(k.value), 1) + 1))
-    return z3.Sum(terms) if terms else z3.IntVal(0)
+        terms.append(_abs(v - k.value) * (1000 * problem.weight(path) // max(abs(k.value), 1) + 1))
+    return z3.Sum(terms) if terms else z3.IntVal(0, problem.ctx)
 
 
 def components(constraints: list[_Constraint]) -> list[list[_Constraint]]:
@@ -273,19 +302,19 @@ def _optimize_group(problem: _Problem, group: list[_Constraint]) -> dict[Path, i
     hard = [problem.formula(c) for c in group if c.hard]
     pins = [problem.var(problem.names[n].path) == problem.names[n].value
             for n in problem.keep if problem.names[n].path in paths]
-    o = z3.Optimize()
+    o = z3.Optimize(ctx=problem.ctx)
     o.add(*hard, *problem.domains(paths), *pins)
-    heavier = 1 + sum(problem.by_path[p].weight for p in paths)
+    heavier = 1 + sum(problem.weight(p) for p in paths)
     for c in group:
         if not c.hard:
             o.add_soft(problem.formula(c), heavier)
     for p in paths:
-        o.add_soft(problem.var(p) == problem.by_path[p].value, problem.by_path[p].weight)
+        o.add_soft(problem.var(p) == problem.by_path[p].value, problem.weight(p))
     first = _answer(o, paths, problem)
     if first is None:
         return None
     moved = tuple(p for p in paths if first[p] != problem.by_path[p].value)
-    o = z3.Optimize()
+    o = z3.Optimize(ctx=problem.ctx)
     o.add(*hard, *problem.domains(paths), *pins)
     o.add(*[problem.var(p) == v for p, v in first.items() if p not in moved])
     for c in group:  # the warnings the first stage kept stay kept
@@ -308,7 +337,7 @@ def _answer(o: z3.Optimize, paths: tuple[Path, ...], problem: _Problem) -> dict[
 def _at(problem: _Problem, c: _Constraint, values: Mapping[Path, int]) -> z3.BoolRef:
     """The constraint with every field at `values` (else its current number)."""
     f = problem.formula(c)
-    pairs = [(problem.var(p), z3.IntVal(values.get(p, problem.by_path[p].value))) for p in c.paths]
+    pairs = [(problem.var(p), z3.IntVal(values.get(p, problem.by_path[p].value), problem.ctx)) for p in c.paths]
     return z3.substitute(f, *pairs) if pairs else f
 
 
@@ -336,14 +365,14 @@ def _core(problem: _Problem) -> list[Conflict]:
     base = problem.domains()
 
     def sat(subset: list[int]) -> bool:
-        s = z3.Solver()
+        s = z3.Solver(ctx=problem.ctx)
         s.add(base)
         s.add([members[i][1] for i in subset])
         return s.check() == z3.sat
 
-    s = z3.Solver()
+    s = z3.Solver(ctx=problem.ctx)
     s.add(base)
-    marks = [z3.Bool(f"m{i}") for i in range(len(members))]
+    marks = [z3.Bool(f"m{i}", problem.ctx) for i in range(len(members))]
     for mark, (_, formula) in zip(marks, members):
         s.assert_and_track(formula, mark)
     s.check()

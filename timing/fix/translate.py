@@ -41,12 +41,10 @@ def _largest(xs: list[z3.ArithRef]) -> z3.ArithRef:
 
 
 def term(e: Expr, var: Var) -> z3.ArithRef:
-    """The solver's term for an expression. Divisions are of whole numbers by a positive
+    """The solver's term for an expression, its leaves (fields and constants) from `var`. Divisions are of whole numbers by a positive
     divisor, where z3's integer division is the floor."""
-    if e.op == "field":
+    if e.op in ("field", "const"):  # `var` gives a constant too: the solver's own context holds it
         return var(e)
-    if e.op == "const":
-        return z3.IntVal(e.value)
     xs = [term(a, var) for a in e.args]
     if e.op == "add":
         return z3.Sum(xs)
