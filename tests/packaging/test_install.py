@@ -89,6 +89,10 @@ def test_a_fresh_install_without_extras_runs_check_plan_and_audit_and_names_the_
     assert fixer.returncode == 2 and fixer.stdout == ""
     assert fixer.stderr.strip().splitlines() == [
         "lockstep fix: needs the 'fix' extra (module z3 is not installed): pip install 'lockstep[fix]'"]
+    audit_fix = run(lockstep, "audit", BUNDLE, "--fix", cwd=work, ok=False)
+    assert audit_fix.returncode == 2 and audit_fix.stdout == ""
+    assert audit_fix.stderr.strip().splitlines() == [
+        "lockstep audit: needs the 'fix' extra (module z3 is not installed): pip install 'lockstep[fix]'"]
     # nothing of the checkout leaks in: none of the old top-level names is importable
     probe = run(bin_ / "python", "-c", "import importlib.util as u; print([n for n in "
                 f"{OTHERS!r} if u.find_spec(n)])", cwd=work)

@@ -22,8 +22,16 @@ max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds, an
 drain-seconds (a preStop command that is not a sleep); a rule they
 would decide is reported as skipped, naming the annotation. lockstep.dev/accept: id,... marks
 a deliberate exception (reported as accepted).
+--fix: the nearest numbers every rule accepts, per workload, found by a solver and written as
+a unified diff of the files read (comments and formatting kept; --write applies it). What a
+manifest only describes (lockstep.dev/* app facts, AWS's description of a target group) is
+listed for a person to change, never written. --keep FIELD pins a field you do not own
+(shutdown.grace_s, lb.idle_timeout_s, or 'shop/Deployment/web.lb.*'). With --format sarif,
+each result carries the fix as SARIF `fixes`.
 exit codes: 0 consistent (warnings allowed), 1 error findings, 2 unreadable or invalid input,
-or nothing to audit in it (no workload, target group or heartbeat ConfigMap) without --allow-empty"""
+or nothing to audit in it (no workload, target group or heartbeat ConfigMap) without --allow-empty;
+with --fix (text, json): 0 the patched manifests pass, 1 they do not (a conflict, a change by
+hand), 2 as above"""
 VERSION = re.compile(r"^1\.[0-9]{1,2}$")
 
 
@@ -54,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="take a plain `type: LoadBalancer` Service (no loadBalancerClass) for an AWS Load "
                              "Balancer Controller NLB: LBC >= 2.5's Service webhook (on by default) gives new ones "
                              "its class, which the manifests do not show")
+    parser.add_argument("--fix", action="store_true",
+                        help="print the smallest change of numbers that makes every workload pass, as a diff "
+                             "(needs the 'fix' extra)")
+    parser.add_argument("--write", action="store_true", help="with --fix: apply the change to the files")
+    parser.add_argument("--keep", nargs="+", action="extend", default=[], metavar="FIELD",
+                        help="with --fix: fields the fix must not change (a shared ALB's, a platform team's)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when the input holds nothing to audit (by default that is "
                              "an input error: a `kubectl get` that failed upstream of a pipe)")
@@ -70,8 +84,23 @@ def run(args: argparse.Namespace) -> int:
         "deregistration_propagation_s": args.deregistration_propagation}
     if args.assume_lbc_services:
         options["assume_lbc_services"] = True
+    if (args.write or args.keep) and not args.fix:
+        raise ConfigError([f"{'--write' if args.write else '--keep'} needs --fix"])
+    if args.write and any(p == "-" for p in args.paths):
+        raise ConfigError(["--fix --write needs files (standard input cannot be written back)"])
+    repair = None
     try:
-        result = audit(args.paths, Ctx(margin, version), options)
+        if args.fix:
+            try:
+                import lockstep.timing.fix.solve  # noqa: F401 - z3 first: the message names the solver
+                from lockstep.timing.fix.manifests import fix_manifests
+            except ModuleNotFoundError as err:
+                raise ConfigError([f"needs the 'fix' extra (module {err.name or 'z3'} is not installed): "
+                                   "pip install 'lockstep[fix]'"]) from None
+            repair = fix_manifests(args.paths, Ctx(margin, version), options, tuple(args.keep))
+            result = repair.before
+        else:
+            result = audit(args.paths, Ctx(margin, version), options)
     except ConfigError:
         raise
     except RecursionError:
@@ -85,12 +114,21 @@ def run(args: argparse.Namespace) -> int:
         result.notes.append("the native sleep preStop rule is not checked: pass --kubernetes-version X.Y")
     if result.problems and not result.judged:
         raise ConfigError(result.problems)  # nothing else to report: the input problems alone
+    if repair is not None and args.format != "sarif":
+        from lockstep.timing.audit.fixout import print_fix, write_fix
+
+        print_fix(repair, args.format)
+        if args.write:
+            write_fix(repair, args.format)
+        if result.problems:
+            raise ConfigError(result.problems)
+        return 0 if repair.ok else 1
     if args.format == "json":
         from lockstep.timing.audit.report import as_json
         sys.stdout.write(as_json(result) + "\n")
     elif args.format == "sarif":
         from lockstep.timing.audit.sarif import as_sarif
-        sys.stdout.write(as_sarif(result) + "\n")
+        sys.stdout.write(as_sarif(result, repair=repair) + "\n")
     else:
         from lockstep.timing.audit.report import text_lines
         for line in text_lines(result, args.all):

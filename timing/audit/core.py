@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from lockstep.timing.audit import adapt, kustomize, shape
 from lockstep.timing.audit.locate import locate, needs_annotations
@@ -44,6 +44,7 @@ class Audit:
     files: int
     problems: list[str] = field(default_factory=list)  # unusable input, file:line each: exit 2
     warnings: list[str] = field(default_factory=list)  # links that lead nowhere, file:line each
+    linked: link.Linked | None = None  # kept only when asked (`audit --fix` solves on the subjects)
 
     @property
     def findings(self) -> list[Finding]:
@@ -87,14 +88,16 @@ def grouped(judgements: list[Judgement], linked: link.Linked) -> list[Judged]:
     return list(judged.values())
 
 
-def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
+def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int], texts: Mapping[str, str] | None = None,
+          keep_links: bool = False) -> Audit:
     """Read, link, judge. Input that cannot be used is named in `problems` (file:line), and
-    everything else is still judged."""
+    everything else is still judged. `texts` stands in for files already read (by the name a
+    report shows); `keep_links` keeps the linked subjects on the result."""
     # A batch over many small objects that nearly all live to the end: the cyclic collector
     # would only rescan them again and again (a third of the run on 4,000 documents).
     gc.disable()
     try:
-        docs, problems = read_all(paths)
+        docs, problems = read_all(paths, texts)
         docs, set_aside = kustomize.set_aside(docs)
         problems += set_aside
         usable = []
@@ -116,4 +119,4 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int]) -> Audit:
     finally:
         gc.enable()
     warnings = [f"{r.where}: {why}" for r, why in linked.warnings]
-    return Audit(judged, notes, len({d.file for d in docs}), problems, warnings)
+    return Audit(judged, notes, len({d.file for d in docs}), problems, warnings, linked if keep_links else None)

@@ -93,6 +93,9 @@ def field_location(subject: Subject, field: str) -> tuple[Resource, tuple[Any, .
         return subject.hpa, ("spec", "minReplicas")
     if head == "nodes":
         return subject.nodes.origins.get(field) if subject.nodes is not None else None
+    if head == "argo" and subject.service.argo is not None:
+        key = {"scale_down_delay_s": "scaleDownDelaySeconds", "abort_scale_down_delay_s": "abortScaleDownDelaySeconds"}
+        return wl, ("spec", "strategy", subject.service.argo.strategy, *([key[rest]] if rest in key else []))
     if head == "readiness_gate":
         if subject.namespace is not None:
             return subject.namespace, ("metadata", "labels")

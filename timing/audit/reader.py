@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from lockstep.timing.inputs import (STDIN, ConfigError, MalformedYAML, Map, Seq, display_name, load_json, load_yaml,
                            read_text)
@@ -119,8 +119,10 @@ def expand(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def read_all(paths: Iterable[str]) -> tuple[list[Doc], list[str]]:
-    """Every document of every readable path, and one line per file that could not be read."""
+def read_all(paths: Iterable[str], texts: Mapping[str, str] | None = None) -> tuple[list[Doc], list[str]]:
+    """Every document of every readable path, and one line per file that could not be read.
+    `texts` (by the name a report shows) stands in for files already read (`audit --fix`
+    judges its patched text without writing it)."""
     docs: list[Doc] = []
     problems: list[str] = []
     files = expand(paths)
@@ -129,7 +131,8 @@ def read_all(paths: Iterable[str]) -> tuple[list[Doc], list[str]]:
     for f in files:
         name = display_name(f)
         try:
-            docs.extend(documents(parse(read_text(f), name), name))
+            text = texts[name] if texts is not None and name in texts else read_text(f)
+            docs.extend(documents(parse(text, name), name))
         except ConfigError as err:
             problems.extend(err.lines)
     return docs, problems

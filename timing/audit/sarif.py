@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from lockstep.timing.audit.core import Audit, Located
 from lockstep.timing.audit.locate import fields_of
@@ -65,11 +66,41 @@ def result(x: Located, subject: str, via: str, index: dict[str, int]) -> dict[st
     return out
 
 
-def as_sarif(audit: Audit, version: str = "0.1.0") -> str:
+def fixes(x: Located, subject: str, repair: Any) -> list[dict[str, object]]:
+    """The edits of `audit --fix` that the finding's rule needs, as one SARIF fix."""
+    if repair is None or x.finding.status not in ("error", "warning"):
+        return []
+    mine = [c for fx in repair.fixes if fx.key == subject for c in fx.changes if c.written and x.finding.id in c.rules]
+    if not mine:
+        return []
+    by_file: dict[str, list[Any]] = {}
+    for c in mine:
+        for e in c.edits:
+            if e not in by_file.setdefault(e.file, []):
+                by_file[e.file].append(e)
+    words = ", ".join(f"{c.field} {c.old} → {c.new}" for c in mine)
+    return [{"description": {"text": f"{words} (part of `lockstep audit --fix` for {subject})"},
+             "artifactChanges": [{"artifactLocation": artifact(file),
+                                  "replacements": [{"deletedRegion": repair.region(e), "insertedContent": {"text": e.text}}
+                                                   for e in sorted(edits, key=lambda e: e.start)]}
+                                 for file, edits in by_file.items()]}]
+
+
+def as_sarif(audit: Audit, version: str = "0.1.0", repair: Any = None) -> str:
+    """`repair` (`audit --fix`): each error and warning carries the edits its rule needs."""
     index = {rid: i for i, rid in enumerate(RULE_IDS)}
-    results = [result(x, j.key, j.via, index) for j in audit.judged for x in j.findings if x.finding.status != "ok"]
+    results = []
+    for j in audit.judged:
+        for x in j.findings:
+            if x.finding.status != "ok":
+                out = result(x, j.key, j.via, index)
+                found = fixes(x, j.key, repair)
+                if found:
+                    out["fixes"] = found
+                results.append(out)
     run = {"tool": {"driver": {"name": "lockstep", "version": version,
                                "rules": [rule_entry(r) for r in RULE_IDS]}},
+           "columnKind": "unicodeCodePoints",
            "originalUriBaseIds": {"SRCROOT": {"uri": Path.cwd().resolve().as_uri() + "/"}},
            "results": results,
            "properties": {"notes": audit.notes, "warnings": audit.warnings}}

@@ -20,14 +20,14 @@ from lockstep.timing.config import NAMESPACE, lockstep_values
 from lockstep.timing.fix.knobs import Path
 from lockstep.timing.inputs import load_yaml
 
-_SCALAR = re.compile(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|[^\s,{}\[\]#]+""")
+SCALAR = re.compile(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|[^\s,{}\[\]#]+""")
 
 
 class PatchError(RuntimeError):
     """The patched text does not read back as the intended values (a bug, never a guess)."""
 
 
-def _offsets(text: str) -> list[int]:
+def offsets(text: str) -> list[int]:
     starts = [0]
     for i, ch in enumerate(text):
         if ch == "\n":
@@ -39,7 +39,7 @@ def _flow(values: Mapping[str, Any]) -> str:
     return "{" + ", ".join(f"{k}: {_flow(v) if isinstance(v, Mapping) else v}" for k, v in values.items()) + "}"
 
 
-def _closing_brace(text: str, start: int) -> int:
+def closing_brace(text: str, start: int) -> int:
     """The offset of the `}` that closes the flow mapping opening at `start`."""
     depth, quote, i = 0, "", start
     while i < len(text):
@@ -59,7 +59,7 @@ def _closing_brace(text: str, start: int) -> int:
     raise PatchError("unclosed flow mapping")
 
 
-def _block_end(lines: list[str], first: int, indent: int) -> int:
+def block_end(lines: list[str], first: int, indent: int) -> int:
     """The line after the last one of a block mapping whose keys start at `indent`, from `first`."""
     i = first + 1
     last = first
@@ -78,7 +78,7 @@ def patch_text(text: str, changes: list[tuple[Path, int]]) -> str:
     """`text` with each (path under `lockstep:`, number) written in."""
     doc = YAML(typ="rt").load(text)
     config = doc["config"]
-    starts = _offsets(text)
+    starts = offsets(text)
     lines = text.splitlines()
     edits: list[tuple[int, int, str]] = []  # (offset, length replaced, new text)
     missing: dict[int, tuple[Any, dict[str, Any]]] = {}  # a mapping's keys to add, by id
@@ -99,7 +99,7 @@ def patch_text(text: str, changes: list[tuple[Path, int]]) -> str:
             if last in node:
                 line, col = node.lc.value(last)
                 at = starts[line] + col
-                token = _SCALAR.match(text, at)
+                token = SCALAR.match(text, at)
                 if token is None:
                     raise PatchError(f"no scalar at line {line + 1}")
                 edits.append((at, token.end() - at, str(value)))
@@ -107,12 +107,12 @@ def patch_text(text: str, changes: list[tuple[Path, int]]) -> str:
                 missing.setdefault(id(node), (node, {}))[1][last] = value
     for node, keys in missing.values():
         if node.fa.flow_style():
-            close = _closing_brace(text, starts[node.lc.line] + node.lc.col)
+            close = closing_brace(text, starts[node.lc.line] + node.lc.col)
             edits.append((close, 0, ", " + _flow(keys)[1:-1]))
         else:
             first = next(iter(node))
             line, indent = node.lc.key(first)
-            end = _block_end(lines, line, indent)
+            end = block_end(lines, line, indent)
             added = "".join(f"{' ' * indent}{k}: {_flow(v) if isinstance(v, Mapping) else v}\n" for k, v in keys.items())
             offset = starts[end] if end < len(starts) else len(text)
             if offset == len(text) and not text.endswith("\n"):
