@@ -30,7 +30,7 @@ from lockstep.timing.invariants import evaluate
 from lockstep.timing.model import Stack
 
 MAX_ROUNDS = 8
-ARITH_SOLVER = 2  # z3's `smt.arith.solver` for the optimization (`_Problem.optimizer`)
+ARITH_SOLVER = 2  # z3's `smt.arith.solver` for every solve (`_Problem`)
 # The weight of a `heavy` field: more than any stack's other fields together (a service has a few dozen).
 HEAVY = 1000
 # How `--keep` names the fields, for the message when a pattern names none ("": no message).
@@ -142,15 +142,15 @@ class _Problem:
         self.vars: dict[Path, z3.ArithRef] = {}
         # A context of its own: z3's answers among equal optima depend on what its context has
         # seen, so one shared by every solve would make the same input give different fixes.
+        # z3's older arithmetic solver (`smt.arith.solver` 2; the default is 6): on these products
+        # of two fields (interval × threshold) it answers the seed's largest group in 0.4–0.7 s
+        # instead of 2.3–4 s, the same answer (bench/bench_fix.py). A global parameter, read when
+        # a context is made (z3 4.x takes no `smt.*` parameter on an optimizer).
+        z3.set_param("smt.arith.solver", ARITH_SOLVER)
         self.ctx = z3.Context()
 
     def optimizer(self) -> z3.Optimize:
-        """An optimizer in this problem's context. With z3's older arithmetic solver (`2`; the
-        default is `6`): on these products of two fields (interval × threshold) it answers the
-        seed's largest group in 0.7 s instead of 2.3 s, the same answer (bench/bench_fix.py)."""
-        o = z3.Optimize(ctx=self.ctx)
-        o.set("smt.arith.solver", ARITH_SOLVER)
-        return o
+        return z3.Optimize(ctx=self.ctx)
 
     def weight(self, path: Path) -> int:
         """A field's cost of changing: its kind's (`WEIGHTS`), or above every other field's
