@@ -186,6 +186,16 @@ def test_write_applies_the_patch_and_the_second_audit_passes(run_audit, tmp_path
     assert run_audit("--fix", str(tmp_path / "in")).out.strip().endswith("nothing to fix")
 
 
+def test_without_write_the_patch_is_shown_and_no_file_changes(run_audit, tmp_path):
+    shutil.copytree(CORPUS / "probes-deadlines" / "input", tmp_path / "in")
+    before = {p: p.read_bytes() for p in (tmp_path / "in").rglob("*") if p.is_file()}
+    run = run_audit("--fix", str(tmp_path / "in"))
+    assert run.code == 0, run.out
+    last = run.out.strip().splitlines()[-1]
+    assert "not written: --write applies it" in last and "wrote" not in run.out
+    assert {p: p.read_bytes() for p in (tmp_path / "in").rglob("*") if p.is_file()} == before
+
+
 def test_json_gives_the_changes_as_data(run_audit, tmp_path):
     shutil.copytree(SEED, tmp_path / "in")
     data = json.loads(run_audit("--fix", "--format", "json", "--kubernetes-version", "1.31", str(tmp_path / "in")).out)

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if repair is not None and args.format != "sarif":
         from lockstep.timing.audit.fixout import print_fix, write_fix
 
-        print_fix(repair, args.format)
+        print_fix(repair, args.format, args.write)
         if args.write:
             write_fix(repair, args.format)
         if result.problems:

@@ -25,7 +25,9 @@ def as_data(repair: Any) -> dict[str, Any]:
     }
 
 
-def print_fix(repair: Any, fmt: str) -> None:
+def print_fix(repair: Any, fmt: str, write: bool = False) -> None:
+    """The changes per workload, the patch, what still fails, and one verdict line (`write`:
+    the patch is about to be applied, so the verdict says written rather than shown)."""
     out = sys.stdout
     if fmt == "json":
         out.write(json.dumps(as_data(repair), ensure_ascii=False, indent=2) + "\n")
@@ -51,7 +53,8 @@ def print_fix(repair: Any, fmt: str) -> None:
     written = sum(c.written for fx in repair.fixes for c in fx.changes)
     by_hand = sum(not c.written for fx in repair.fixes for c in fx.changes)
     files = len([n for n, t in repair.patched.items() if t != repair.texts.get(n)])
-    parts = [f"{written} change(s) written in {files} file(s)"] if written else []
+    done = "written" if write else "in the patch above (not written: --write applies it)"
+    parts = [f"{written} change(s) to {files} file(s) {done}"] if written else []
     if by_hand:
         parts.append(f"{by_hand} by hand")
     if not repair.fixes:
