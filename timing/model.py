@@ -31,6 +31,7 @@ from pydantic import (
 
 from lockstep.timing import limits as L
 from lockstep.timing.controllers import LBC_ATTACHED
+from lockstep.timing.hopkinds import HOP_FIELDS, HOP_KINDS, describe
 from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.references import reference_errors
 from lockstep.timing.workloads import WORKLOAD_KINDS
@@ -234,6 +235,49 @@ class Sidecar(Strict):
     drain_s: Seconds = Field(description="how long the mesh proxy keeps serving after SIGTERM")
 
 
+class Hop(Strict):
+    """One proxy between the load balancer and the app (`timing.hopkinds` has each kind's fields,
+    upstream names and defaults): a field the kind lacks is refused, one it has and the config
+    leaves unset takes the kind's default (`defaulted` names them), or stays unknown (null)."""
+
+    kind: Literal[tuple(HOP_KINDS)]  # type: ignore[valid-type]  # the kinds of `timing.hopkinds`
+    client_idle_s: Seconds | None = Field(default=None, description=describe(
+        "client_idle_s", "how long it keeps an idle connection from the hop in front open"))
+    upstream_idle_s: Seconds | None = Field(default=None, description=describe(
+        "upstream_idle_s", "how long it keeps an idle pooled connection to the next hop"))
+    request_timeout_s: Seconds | None = Field(default=None, description=describe(
+        "request_timeout_s", "how long it waits for the next hop's response"))
+    worker_shutdown_s: Seconds | None = Field(default=None, description=describe(
+        "worker_shutdown_s", "how long a reload's old workers may finish before they are killed"))
+    shutdown_delay_s: Seconds | None = Field(default=None, description=describe(
+        "shutdown_delay_s", "the wait after SIGTERM before the proxy is told to stop"))
+    grace_s: _int(L.GRACE) | None = Field(default=None, description=describe(
+        "grace_s", "the proxy pods' terminationGracePeriodSeconds"))
+    drain_s: Seconds | None = Field(default=None, description=describe(
+        "drain_s", "how long the mesh proxy keeps serving after SIGTERM"))
+    _defaulted: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def defaulted(self) -> frozenset[str]:
+        """The fields the kind's default filled (the config left them unset)."""
+        return self._defaulted
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _kind_fields(cls, data: Any, handler: Any) -> Hop:
+        kind = HOP_KINDS.get(data["kind"]) if isinstance(data, dict) and isinstance(data.get("kind"), str) else None
+        if kind is None:
+            return handler(data)  # not a mapping, or a kind for the field to refuse
+        foreign = [f for f in HOP_FIELDS if data.get(f) is not None and f not in kind.upstream]
+        if foreign:
+            raise ValueError(f"{foreign[0]}: {kind.name} has no such setting (it has: "
+                             f"{', '.join(kind.upstream)})")
+        filled = {f: v for f, v in kind.defaults.items() if data.get(f) is None}
+        hop = handler({**data, **filled})
+        hop._defaulted = frozenset(filled)
+        return hop
+
+
 class Rollout(Strict):
     max_surge: IntOrPercent = L.K8S_DEFAULTS["max_surge"]
     max_unavailable: IntOrPercent = L.K8S_DEFAULTS["max_unavailable"]
@@ -344,6 +388,9 @@ class Service(Strict):
     probes: Probes
     shutdown: Shutdown
     sidecar: Sidecar | None = None
+    path: tuple[Hop, ...] = Field(default=(), description="the proxies between the load balancer and the app, "
+                                  "outermost first (an ingress proxy, then the pod's mesh proxy): `sidecar` is "
+                                  "the short form of a last mesh hop that states only its drain")
     rollout: Rollout = Rollout()
     pdb: Pdb | None = None
     hpa: Hpa | None = None
@@ -382,6 +429,10 @@ class Service(Strict):
             raise ValueError(f"hpa: a {self.kind} has no scale subresource (one pod per node): remove hpa")
         if self.replicas is None and self.hpa is None and not kind.count_may_be_unknown:
             raise ValueError("replicas is required unless an hpa owns the replica count")
+        mesh = [i for i, h in enumerate(self.path) if HOP_KINDS[h.kind].role == "mesh"]
+        if mesh and (self.sidecar is not None or len(mesh) > 1 or mesh[0] != len(self.path) - 1):
+            raise ValueError(f"path[{mesh[0]}]: the pod's mesh proxy is one hop, the last of the path; "
+                             "state it there or as `sidecar`, not both")
         if self.rollout.update_strategy not in kind.update_strategies:
             raise ValueError(f"rollout.update_strategy: {self.rollout.update_strategy} is not a {self.kind} "
                              f"strategy (allowed: {', '.join(kind.update_strategies)})")

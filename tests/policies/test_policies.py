@@ -59,7 +59,7 @@ CASES = [
      "(Kubernetes 1.30) → use the native sleep action (set shutdown.prestop: sleep or leave it unset)"),
     ("keepalive-outlasts-lb-idle", {NOTE + "keepalive-seconds": "60"}, f"{DEP}::api-deployment",
      "ERROR keepalive-outlasts-lb-idle  api: keepalive 60s (app.keepalive_s) ≤ idle_timeout 60s "
-     "(lb.idle_timeout_s)  slack -1s → raise the app's keep-alive timeout to ≥61s or lower the LB idle timeout"),
+     "(lb.idle_timeout_s)  slack -1s → raise the app's keep-alive timeout to ≥61s or lower the LB's idle timeout"),
     ("drain-covers-lb-detection", {C + ":lifecycle:preStop:sleep:seconds": 19.0}, f"{DEP}::api-deployment",
      "ERROR drain-covers-lb-detection  api: drain 19s (shutdown.drain_s) < lb_detect 15s (deregistration: "
      "lb.deregistration_propagation_s) + margin 5s  slack -1s → raise the drain to ≥20s or detect faster"),

@@ -113,6 +113,40 @@ def capacity(svc: Service) -> str:
     return "warning" if down > 0 else "ok"
 
 
+def _path_errors(svc: Service, margin: int) -> set[str]:
+    # The catalogue's chain: the LB (an ALB speaking HTTP keeps, reuses and waits on target
+    # connections for its idle timeout; an NLB passes them through), the proxies, the app.
+    # None: no such number (no limit, or not stated).
+    bad: set[str] = set()
+    lb, app = svc.lb, svc.app
+    chain: list[dict] = []
+    if lb is not None:
+        http = lb.kind == "alb" and lb.protocol in ("HTTP", "HTTPS")
+        idle = lb.idle_timeout_s if http else None
+        chain.append({"lb": True, "client": idle, "pool": idle, "request": idle})
+    for hop in svc.path:
+        chain.append({"lb": False, "client": hop.client_idle_s, "pool": hop.upstream_idle_s,
+                      "request": hop.request_timeout_s})
+    chain.append({"lb": False, "client": app.keepalive_s, "pool": None, "request": app.max_request_s})
+    for outer, inner in zip(chain, chain[1:]):
+        if outer["pool"] is not None and inner["client"] is not None and inner["client"] <= outer["pool"]:
+            bad.add("keepalive-outlasts-lb-idle" if outer["lb"] else "keepalive-chain-ordered")
+    bounded = [h["request"] for h in chain if h["request"] is not None]
+    if any(a < b for a, b in zip(bounded, bounded[1:])):
+        bad.add("timeouts-shrink-inward")
+    for hop in svc.path:
+        if hop.kind == "ingress-nginx" and (hop.worker_shutdown_s < app.max_request_s
+                                            or hop.grace_s < hop.worker_shutdown_s + hop.shutdown_delay_s):
+            bad.add("proxy-reload-spares-requests")
+    mesh = [h.drain_s for h in svc.path if h.kind in ("istio-sidecar", "linkerd-proxy")]
+    drain = svc.sidecar.drain_s if svc.sidecar is not None else (mesh[0] if mesh else None)
+    if drain is not None and drain < _stop(svc):
+        bad.add("sidecar-outlives-app")
+    if drain is not None and lb is not None and drain < _lb_detect(svc) + margin:
+        bad.add("mesh-drain-covers-lb")
+    return bad
+
+
 def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[str]:
     bad: set[str] = set()
     sd, app, lb = svc.shutdown, svc.app, svc.lb
@@ -122,8 +156,7 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
         bad.add("drain-fits-grace")
     if sd.finish_s < app.max_request_s:
         bad.add("finish-covers-requests")
-    if svc.sidecar is not None and svc.sidecar.drain_s < _stop(svc):
-        bad.add("sidecar-outlives-app")
+    bad |= _path_errors(svc, margin)
     if lb is not None:
         hc = lb.health_check
         if lb.kind == "alb" and not hc.timeout_s < hc.interval_s:
@@ -133,8 +166,6 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
         if lb.kind == "nlb" and (lb.slow_start_s != 0
                                  or (lb.protocol in ("TCP", "TLS") and lb.idle_timeout_s != 350)):
             bad.add("lb-values-in-range")
-        if lb.kind == "alb" and lb.protocol in ("HTTP", "HTTPS") and not app.keepalive_s > lb.idle_timeout_s:
-            bad.add("keepalive-outlasts-lb-idle")
         if sd.drain_s < _lb_detect(svc) + margin:
             bad.add("drain-covers-lb-detection")
         if "deregistration" in lb.removal and lb.deregistration_delay_s < _lb_detect(svc) + app.max_request_s:

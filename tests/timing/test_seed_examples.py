@@ -51,3 +51,24 @@ def test_the_argo_example_with_a_scale_down_delay_below_the_switch_fails_check_w
     out = capsys.readouterr().out
     errors = [line.split()[1:3] for line in out.splitlines() if line.startswith("ERROR")]
     assert errors == [["rollout-scale-down-outlasts-switch", "odds-stream:"]]
+
+
+PATH_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one path rule (issue 12)
+    "path-node-keepalive": ["keepalive-chain-ordered"],
+    "path-istio-idle": ["keepalive-chain-ordered"],
+    "path-reload-cut": ["proxy-reload-spares-requests"],
+    "path-read-timeout": ["timeouts-shrink-inward"],
+    "path-linkerd-drain": ["mesh-drain-covers-lb", "sidecar-outlives-app"],
+}
+
+
+def test_every_path_variant_in_examples_is_held_to_its_ids() -> None:
+    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SEED.parent.glob("Pulumi.path-*.yaml")}
+    assert shipped == set(PATH_VARIANTS)
+
+
+@pytest.mark.parametrize(("name", "ids"), sorted(PATH_VARIANTS.items()))
+def test_a_broken_path_variant_fails_check_with_exactly_its_rules(name, ids, capsys) -> None:
+    assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids

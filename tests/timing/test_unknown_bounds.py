@@ -18,6 +18,7 @@ from lockstep.timing.context import Ctx
 from lockstep.timing.findings import Term, judge
 from lockstep.timing.invariants import kube, rollouts
 from lockstep.timing.invariants import lb as lb_rules
+from lockstep.timing.invariants import path as path_rules
 
 
 def at(value: object) -> SimpleNamespace:
@@ -123,12 +124,12 @@ def test_an_unknown_deregistration_delay_below_the_need_is_undecided_and_one_bou
 
 def test_an_unknown_protocol_never_breaks_the_keepalive_rule_which_holds_for_http_groups_only() -> None:
     short = {f"services.{API}.app.keepalive_s": 10}
-    assert lb_rules.keepalive_outlasts_lb_idle(service(API, changes=short), CTX)[0].outcome == "broken"
-    v = lb_rules.keepalive_outlasts_lb_idle(service(API, "lb.protocol", changes=short), CTX)[0]
+    assert path_rules.keepalive_outlasts_lb_idle(service(API, changes=short), CTX)[0].outcome == "broken"
+    v = path_rules.keepalive_outlasts_lb_idle(service(API, "lb.protocol", changes=short), CTX)[0]
     assert (v.outcome, v.needs) == ("skipped", ("lb.protocol",))
-    ok = lb_rules.keepalive_outlasts_lb_idle(service(API, "lb.protocol"), CTX)[0]
+    ok = path_rules.keepalive_outlasts_lb_idle(service(API, "lb.protocol"), CTX)[0]
     assert (ok.outcome, ok.needs) == ("ok", ())
-    idle = lb_rules.keepalive_outlasts_lb_idle(service(API, "lb.idle_timeout_s"), CTX)[0]
+    idle = path_rules.keepalive_outlasts_lb_idle(service(API, "lb.idle_timeout_s"), CTX)[0]
     assert (idle.outcome, idle.needs, idle.right.label) == ("skipped", ("lb.idle_timeout_s",), "idle_timeout")
 
 

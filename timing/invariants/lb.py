@@ -65,21 +65,6 @@ def lb_values_in_range(subject: str, lb: LoadBalancer) -> list[Verdict]:
                               Term("API ranges", "ELBv2", ""), 0, min(f.slack_s for f in found), "", "ok")]
 
 
-def keepalive_outlasts_lb_idle(svc: Service, ctx: Ctx) -> list[Verdict]:
-    lb = svc.lb
-    if lb is None or lb.protocol not in KINDS[lb.kind].http_protocols:
-        return []
-    found = judge(svc.name,
-                  d.field("keepalive", svc.app, "keepalive_s", "app.keepalive_s"), ">",
-                  d.lb_field(lb, "lb.idle_timeout_s", lb, "idle_timeout_s", "idle_timeout"),
-                  f"raise the app's keep-alive timeout to ≥{lb.idle_timeout_s + 1}s "
-                  "or lower the LB idle timeout")
-    if "lb.protocol" in lb.unknown and found.outcome == "broken":
-        # the rule holds for HTTP(S) groups only: an unknown protocol leaves it undecided
-        return [replace(found, outcome="skipped", needs=("lb.protocol",))]
-    return [found]
-
-
 def drain_covers_lb_detection(svc: Service, ctx: Ctx) -> list[Verdict]:
     if svc.lb is None:
         return []
@@ -128,14 +113,6 @@ def recovery_within_budget(svc: Service, ctx: Ctx) -> list[Verdict]:
     return [judge(svc.name, d.lb_recover(svc.lb), "<=",
                   d.field("max_recovery", svc.app, "max_recovery_s", "app.max_recovery_s"),
                   "lower the healthy threshold or the interval")]
-
-
-def sidecar_outlives_app(svc: Service, ctx: Ctx) -> list[Verdict]:
-    if svc.sidecar is None:
-        return []
-    return [judge(svc.name,
-                  d.field("sidecar.drain", svc.sidecar, "drain_s", "sidecar.drain_s"), ">=", d.stop(svc),
-                  "keep the mesh proxy up until the app has drained and finished")]
 
 
 def prestop_uses_native_sleep(svc: Service, ctx: Ctx) -> list[Verdict]:

@@ -23,6 +23,7 @@ from lockstep.timing.findings import Finding, Severity, Status, Verdict
 from lockstep.timing.invariants import failover as fo
 from lockstep.timing.invariants import heartbeat as hb
 from lockstep.timing.invariants import kube, lb, rollouts
+from lockstep.timing.invariants import path as pa
 from lockstep.timing.invariants import nodes as nd
 
 Scope = Literal["lb", "service", "stack"]
@@ -65,12 +66,14 @@ def rule(id: str, severities: tuple[Severity, ...], decided: Decided, reads: str
 W = "workload"
 CHAIN = "workload + LB chain"
 HB = "heartbeat ConfigMap + watched workloads"
+PATH_CONFIG = ("the proxies between the LB and the app (ingress-nginx, Istio, Linkerd) are stack config: the "
+               "audit and the pack do not read their ConfigMaps, annotations or DestinationRules yet")
 
 RULES: tuple[Rule, ...] = (
     rule("lb-timeout-below-interval", ERROR, "resource", "target group", ("lb", lb.lb_timeout_below_interval)),
     rule("lb-values-in-range", ERROR, "resource", "target group, Route 53 health check",
          ("lb", lb.lb_values_in_range), ("stack", fo.failover_values_in_range)),
-    rule("keepalive-outlasts-lb-idle", ERROR, "resources", CHAIN, ("service", lb.keepalive_outlasts_lb_idle)),
+    rule("keepalive-outlasts-lb-idle", ERROR, "resources", CHAIN, ("service", pa.keepalive_outlasts_lb_idle)),
     rule("drain-covers-lb-detection", ERROR, "resources", CHAIN, ("service", lb.drain_covers_lb_detection)),
     rule("drain-fits-grace", ERROR, "resource", W, ("service", lb.drain_fits_grace)),
     rule("finish-covers-requests", ERROR, "resource", W, ("service", lb.finish_covers_requests)),
@@ -82,7 +85,7 @@ RULES: tuple[Rule, ...] = (
     rule("recovery-within-budget", ERROR, "resources", CHAIN, ("service", lb.recovery_within_budget)),
     rule("sidecar-outlives-app", ERROR, "config",
          "a mesh proxy's drain time is mesh configuration, not in these resources",
-         ("service", lb.sidecar_outlives_app)),
+         ("service", pa.sidecar_outlives_app)),
     rule("prestop-uses-native-sleep", WARNING, "resource", W, ("service", lb.prestop_uses_native_sleep)),
     rule("startup-covers-warmup", ERROR, "resource", W, ("service", kube.startup_covers_warmup)),
     rule("readiness-before-liveness", BOTH, "resource", W, ("service", kube.readiness_before_liveness)),
@@ -146,6 +149,12 @@ RULES: tuple[Rule, ...] = (
     rule("rollout-scale-down-outlasts-switch", ERROR, "resources", "Argo Rollout + LB chain",
          ("service", rollouts.rollout_scale_down_outlasts_switch)),
     rule("readiness-probe-behind-lb", ERROR, "resources", CHAIN, ("service", rollouts.readiness_probe_behind_lb)),
+    # issue 12: the delivery path as a chain of hops (`timing.path`). The audit does not read
+    # ingress or mesh configuration yet: the rules say so in `reads`.
+    rule("keepalive-chain-ordered", ERROR, "config", PATH_CONFIG, ("service", pa.keepalive_chain_ordered)),
+    rule("timeouts-shrink-inward", ERROR, "config", PATH_CONFIG, ("service", pa.timeouts_shrink_inward)),
+    rule("proxy-reload-spares-requests", ERROR, "config", PATH_CONFIG, ("service", pa.proxy_reload_spares_requests)),
+    rule("mesh-drain-covers-lb", ERROR, "config", PATH_CONFIG, ("service", pa.mesh_drain_covers_lb)),
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)

@@ -1,0 +1,238 @@
+"""The delivery path's rules (INVARIANTS.md "The delivery path as a chain of hops", issue 12).
+
+Each rule: a property over a region where only that rule can break (the validator names it
+alone iff the catalogue's formula is broken), its boundary (slack 0 passes, −1 fails), and
+how the hop kinds' defaults and unknowns enter it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.timing.strategies import API, BASKETBALL, edit, error_ids, findings_of, only, seconds
+from lockstep.timing.config import lockstep_values
+from lockstep.timing.model import Stack
+from lockstep.timing.hopkinds import HOP_KINDS
+from lockstep.timing.path import hops
+
+PATH_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"
+WEB, CHECKOUT = 4, 5  # its service behind ingress-nginx, and its meshed one
+W, C = f"services.{WEB}", f"services.{CHECKOUT}"
+NGINX = HOP_KINDS["ingress-nginx"].defaults
+ISTIO = HOP_KINDS["istio-sidecar"].defaults
+
+
+@functools.lru_cache(maxsize=1)
+def _values() -> dict[str, Any]:
+    return lockstep_values(yaml.safe_load(PATH_EXAMPLE.read_text(encoding="utf-8"))["config"])
+
+
+def build(changes: dict[str, Any] | None = None) -> Stack:
+    """examples/Pulumi.path.yaml (the example with web and checkout) with `changes`."""
+    return Stack.model_validate(edit(_values(), changes or {}))
+
+
+def expect_alone(stack: Stack, rule: str, broken: bool) -> None:
+    assert error_ids(stack) == ({rule} if broken else set())
+
+
+def test_every_rule_of_the_path_example_passes_and_every_path_rule_is_judged_there() -> None:
+    from lockstep.timing.invariants import evaluate
+    found = evaluate(build())
+    assert [f.render() for f in found if f.status != "ok"] == []
+    assert {"keepalive-chain-ordered", "timeouts-shrink-inward", "proxy-reload-spares-requests",
+            "mesh-drain-covers-lb", "sidecar-outlives-app", "keepalive-outlasts-lb-idle"} <= {f.id for f in found}
+
+
+def test_the_example_puts_web_behind_ingress_nginx_and_checkout_behind_its_sidecar() -> None:
+    stack = build()
+    assert (stack.services[WEB].name, stack.services[CHECKOUT].name) == ("web", "checkout")
+    assert [h.kind for h in hops(stack.services[WEB])] == ["ingress-nginx", "app"]
+    assert [h.kind for h in hops(stack.services[CHECKOUT])] == ["alb", "istio-sidecar", "app"]
+
+
+# ---- keepalive-chain-ordered ------------------------------------------------------------------
+@given(seconds(1, 600), seconds(1, 600))
+@example(61, 60).via("slack 0")
+@example(60, 60).via("slack -1: equal is a race")
+def test_the_apps_keepalive_must_outlast_the_proxys_pool(keepalive, pool) -> None:
+    stack = build({f"{W}.app.keepalive_s": keepalive, f"{W}.path.0.upstream_idle_s": pool})
+    expect_alone(stack, "keepalive-chain-ordered", keepalive <= pool)
+    assert only(stack, "keepalive-chain-ordered", "web").slack_s == keepalive - pool - 1
+
+
+def test_an_unset_pool_idle_is_the_kinds_default_and_the_finding_says_so() -> None:
+    web = only(build({f"{W}.app.keepalive_s": NGINX["upstream_idle_s"]}), "keepalive-chain-ordered", "web")
+    assert web.status == "error"
+    assert (web.right.value, web.right.label) == (NGINX["upstream_idle_s"],
+                                                  "upstream-keepalive-timeout (ingress-nginx default)")
+    # istio #55138: a DestinationRule left at Istio's 1 h idle in front of an app closing after 60 s
+    values = build().services[CHECKOUT].path[0]
+    assert values.upstream_idle_s == 60 and "upstream_idle_s" not in values.defaulted
+    stripped = build({f"{C}.app.keepalive_s": 60, f"{C}.path.0.upstream_idle_s": None})
+    found = only(stripped, "keepalive-chain-ordered", "checkout")
+    assert (found.status, found.right.value) == ("error", ISTIO["upstream_idle_s"])
+
+
+def test_the_lbs_pair_stays_keepalive_outlasts_lb_idle_and_reads_the_first_hop() -> None:
+    # checkout's ALB (idle 60) reuses its connections to the sidecar, not to the app
+    stack = build({f"{C}.path.0.client_idle_s": 60})
+    expect_alone(stack, "keepalive-outlasts-lb-idle", True)
+    f = only(stack, "keepalive-outlasts-lb-idle", "checkout")
+    assert (f.left.source, f.right.source) == ("path[0].client_idle_s", "lb.idle_timeout_s")
+    assert f.fix == ("raise path[0] (istio-sidecar)'s HttpConnectionManager idle_timeout to ≥61s "
+                     "or lower the LB's idle timeout")
+    # the app's own keep-alive is then the sidecar's business, not the ALB's
+    assert "keepalive-outlasts-lb-idle" not in error_ids(build({f"{C}.app.keepalive_s": 61}))
+
+
+def test_a_proxy_with_no_documented_idle_leaves_the_lbs_pair_skipped_with_its_field() -> None:
+    stack = build({f"{C}.path.0": {"kind": "linkerd-proxy", "drain_s": 60}})
+    f = only(stack, "keepalive-outlasts-lb-idle", "checkout")
+    assert (f.status, f.needs) == ("skipped", ("path[0].client_idle_s",))
+    # the Linkerd proxy's HTTP/1 pool toward the app drops idle connections after 3 s
+    chain = only(stack, "keepalive-chain-ordered", "checkout")
+    assert (chain.status, chain.right.value) == ("ok", HOP_KINDS["linkerd-proxy"].defaults["upstream_idle_s"])
+
+
+def test_an_nlb_passes_the_connection_through_and_pairs_nothing() -> None:
+    stack = build({f"services.{BASKETBALL}.path": [{"kind": "ingress-nginx"}],
+                   f"services.{BASKETBALL}.app.keepalive_s": 30})
+    assert findings_of(stack, "keepalive-outlasts-lb-idle", "basketball-feed") == []
+    assert only(stack, "keepalive-chain-ordered", "basketball-feed").status == "error"
+
+
+# ---- timeouts-shrink-inward -------------------------------------------------------------------
+@given(seconds(1, 600))
+@example(30).via("slack 0: the proxy waits exactly the longest request")
+@example(29).via("slack -1")
+def test_the_proxy_waits_at_least_the_apps_longest_request(read_timeout) -> None:
+    stack = build({f"{W}.path.0.request_timeout_s": read_timeout})
+    expect_alone(stack, "timeouts-shrink-inward", read_timeout < 30)
+    assert only(stack, "timeouts-shrink-inward", "web").slack_s == read_timeout - 30
+
+
+@given(seconds(1, 74))
+@example(30).via("slack 0")
+@example(29).via("slack -1: the ALB answers 504 before the app's first byte")
+def test_an_albs_idle_timeout_bounds_the_longest_request_without_a_proxy(idle) -> None:
+    stack = build({f"services.{API}.lb.idle_timeout_s": idle})
+    expect_alone(stack, "timeouts-shrink-inward", idle < 30)
+
+
+def test_a_hop_without_a_limit_is_passed_over_and_one_with_a_limit_joins_the_chain() -> None:
+    f = only(build(), "timeouts-shrink-inward", "checkout")
+    assert (f.left.source, f.right.source) == ("lb.idle_timeout_s", "app.max_request_s")
+    stack = build({f"{C}.path.0.request_timeout_s": 10})
+    outer, inner = findings_of(stack, "timeouts-shrink-inward", "checkout")
+    assert (outer.status, outer.left.source, outer.right.source) == ("ok", "lb.idle_timeout_s",
+                                                                     "path[0].request_timeout_s")
+    assert (inner.status, inner.slack_s) == ("error", 10 - 20)
+    wide = build({f"{C}.path.0.request_timeout_s": 90})
+    assert [f.status for f in findings_of(wide, "timeouts-shrink-inward", "checkout")] == ["error", "ok"]
+
+
+# ---- proxy-reload-spares-requests -------------------------------------------------------------
+@given(seconds(0, 600), seconds(0, 120), seconds(0, 900))
+@example(30, 0, 30).via("slack 0 on both")
+@example(29, 0, 300).via("slack -1: the reload kills the longest request")
+@example(240, 61, 300).via("slack -1: the pod is killed before its workers finish")
+def test_a_reload_lets_requests_end_and_the_grace_covers_the_shutdown(worker, delay, grace) -> None:
+    stack = build({f"{W}.path.0.worker_shutdown_s": worker, f"{W}.path.0.shutdown_delay_s": delay,
+                   f"{W}.path.0.grace_s": grace})
+    expect_alone(stack, "proxy-reload-spares-requests", worker < 30 or grace < worker + delay)
+    request, pod = findings_of(stack, "proxy-reload-spares-requests", "web")
+    assert (request.slack_s, pod.slack_s) == (worker - 30, grace - worker - delay)
+
+
+def test_the_reload_rule_reads_the_chart_and_nginx_defaults() -> None:
+    request, pod = findings_of(build(), "proxy-reload-spares-requests", "web")
+    assert (request.left.value, pod.left.value) == (NGINX["worker_shutdown_s"], NGINX["grace_s"])
+    assert findings_of(build(), "proxy-reload-spares-requests", "checkout") == []  # Envoy does not reload so
+
+
+# ---- mesh-drain-covers-lb and sidecar-outlives-app ---------------------------------------------
+@given(seconds(0, 120))
+@example(20).via("mesh-drain-covers-lb slack 0 (detection 15 + margin 5)")
+@example(19).via("mesh-drain-covers-lb slack -1")
+@example(40).via("sidecar-outlives-app slack 0 (drain 20 + finish 20)")
+@example(39).via("sidecar-outlives-app slack -1")
+def test_the_mesh_proxy_serves_until_the_lb_has_noticed_and_outlives_the_app(drain) -> None:
+    stack = build({f"{C}.path.0.drain_s": drain})
+    expected = ({"mesh-drain-covers-lb"} if drain < 20 else set()) | ({"sidecar-outlives-app"} if drain < 40 else set())
+    assert error_ids(stack) == expected
+
+
+def test_an_unset_mesh_drain_is_the_kinds_default() -> None:
+    stack = build({f"{C}.path.0.drain_s": None})
+    f = only(stack, "mesh-drain-covers-lb", "checkout")
+    assert (f.status, f.left.value, f.left.label) == ("error", ISTIO["drain_s"],
+                                                     "ProxyConfig terminationDrainDuration (istio-sidecar default)")
+
+
+def test_the_sidecar_short_form_is_judged_by_both_rules_and_left_out_of_the_chains() -> None:
+    stack = build({f"{C}.path": [], f"{C}.sidecar": {"drain_s": 39}})
+    assert error_ids(stack) == {"sidecar-outlives-app"}
+    assert [f.left.source for f in findings_of(stack, "keepalive-outlasts-lb-idle", "checkout")] == ["app.keepalive_s"]
+    assert only(stack, "mesh-drain-covers-lb", "checkout").left.source == "sidecar.drain_s"
+
+
+# ---- the model ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("changes", "message"), [
+    ({f"{C}.path.0.worker_shutdown_s": 10},
+     "worker_shutdown_s: istio-sidecar has no such setting (it has: client_idle_s, upstream_idle_s, "
+     "request_timeout_s, drain_s)"),
+    ({f"{C}.sidecar": {"drain_s": 60}}, "path[0]: the pod's mesh proxy is one hop, the last of the path"),
+    ({f"{C}.path": [{"kind": "istio-sidecar"}, {"kind": "ingress-nginx"}]},
+     "path[0]: the pod's mesh proxy is one hop, the last of the path"),
+    ({f"{W}.path.0.kind": "haproxy"}, "Input should be 'ingress-nginx', 'istio-gateway', 'istio-sidecar' or "
+                                      "'linkerd-proxy'"),
+    ({f"{W}.path.0.client_idle_s": 86401}, "Input should be less than or equal to 86400"),
+])
+def test_a_hop_refuses_what_its_kind_lacks_and_a_misplaced_mesh_proxy(changes, message) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        build(changes)
+
+
+@given(st.sampled_from(sorted(HOP_KINDS)))
+def test_every_kind_fills_exactly_its_documented_defaults(name) -> None:
+    kind = HOP_KINDS[name]
+    stack = build({f"{W}.path": [{"kind": name}]})
+    hop = stack.services[WEB].path[0]
+    assert hop.defaulted == frozenset(kind.defaults)
+    assert {f: getattr(hop, f) for f in kind.defaults} == dict(kind.defaults)
+    assert set(kind.defaults) <= set(kind.upstream)
+
+
+# ---- the catalogue's formulas, re-derived (tests/timing/oracle.py) ------------------------------
+@st.composite
+def path_changes(draw) -> dict[str, Any]:
+    maybe = st.one_of(st.none(), seconds(0, 4000))  # None: the kind's default
+    return {
+        f"{W}.app.keepalive_s": draw(seconds(1, 120)), f"{W}.app.max_request_s": draw(seconds(0, 60)),
+        f"{W}.path.0.upstream_idle_s": draw(maybe), f"{W}.path.0.request_timeout_s": draw(maybe),
+        f"{W}.path.0.worker_shutdown_s": draw(maybe), f"{W}.path.0.shutdown_delay_s": draw(st.none() | seconds(0, 90)),
+        f"{W}.path.0.grace_s": draw(maybe),
+        f"{C}.path.0.kind": draw(st.sampled_from(["istio-sidecar", "linkerd-proxy"])),
+        f"{C}.path.0.upstream_idle_s": draw(st.none() | seconds(1, 120)),
+        f"{C}.path.0.drain_s": draw(st.none() | seconds(0, 60)),
+        f"{C}.app.keepalive_s": draw(seconds(1, 120)), f"{C}.lb.idle_timeout_s": draw(seconds(1, 120)),
+    }
+
+
+@given(path_changes())
+def test_the_path_rules_break_exactly_where_the_catalogues_formulas_do(changes) -> None:
+    from tests.timing import oracle
+    stack = build(changes)
+    assert error_ids(stack) == oracle.stack_errors(stack)
