@@ -5,8 +5,8 @@ Each `PathHop` says which of the shared roles it has and which model field holds
 rule is written once over adjacent hops (`timing.invariants.path`) and reads a load balancer,
 an ingress proxy, a mesh proxy and the app the same way:
 
-- `client_idle`: the idle timeout of connections from the hop in front (an ALB's idle
-  timeout, ingress-nginx `keep-alive`, the app's keep-alive);
+- `client_idle`: the idle timeout of connections from the hop in front (ingress-nginx
+  `keep-alive`, the app's keep-alive; the load balancer, always outermost, has none here);
 - `upstream_idle`: the idle timeout of its pooled connections to the next hop (an ALB reuses
   its connections to targets for its idle timeout; ingress-nginx `upstream-keepalive-timeout`;
   Istio's DestinationRule idle timeout);
@@ -49,7 +49,6 @@ class PathHop:
     transparent: bool = False
     mesh: bool = False
     reloads: bool = False
-    unbounded: frozenset[str] = field(default_factory=frozenset)
     phrases: Mapping[str, str] = field(default_factory=dict)  # role → how a fix names it, where not its label
 
     def setting(self, role: str) -> str:
@@ -79,7 +78,7 @@ def _lb_hop(svc: Service) -> PathHop | None:
     roles: dict[str, tuple[str, str]] = {}
     if lb.protocol in kind.http_protocols:
         idle = ("idle_timeout_s", "idle_timeout")
-        roles = {"client_idle": idle, "upstream_idle": idle, "request": idle}
+        roles = {"upstream_idle": idle, "request": idle}  # always outermost: nothing pools toward it
     return PathHop("the LB", "lb", lb, roles, kind=lb.kind, is_lb=True,
                    phrases=dict.fromkeys(roles, "idle timeout"))
 
@@ -91,10 +90,11 @@ def _proxy_hops(svc: Service) -> list[PathHop]:
         roles = {role: (f, kind.upstream[f]) for role, f in ROLE_FIELDS.items()
                  if f in kind.upstream and not (getattr(hop, f) is None and f in kind.unbounded)}
         out.append(PathHop(f"path[{i}] ({hop.kind})", f"path[{i}]", hop, roles, hop.defaulted, hop.kind,
-                           mesh=kind.role == "mesh", reloads=kind.reloads, unbounded=kind.unbounded))
+                           mesh=kind.role == "mesh", reloads=kind.reloads))
     if svc.sidecar is not None:
         out.append(PathHop(f"sidecar ({svc.sidecar.name})", "sidecar", svc.sidecar,
-                           {"drain": ("drain_s", "sidecar.drain")}, kind="sidecar", transparent=True, mesh=True))
+                           {"drain": ("drain_s", "sidecar.drain")}, kind="sidecar", transparent=True, mesh=True,
+                           phrases={"drain": "drain"}))
     return out
 
 

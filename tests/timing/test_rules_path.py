@@ -236,3 +236,54 @@ def test_the_path_rules_break_exactly_where_the_catalogues_formulas_do(changes) 
     from tests.timing import oracle
     stack = build(changes)
     assert error_ids(stack) == oracle.stack_errors(stack)
+
+
+# ---- what a finding says: each term by its upstream setting, each fix by the hop ------------------
+def test_each_path_finding_names_its_settings_as_upstream_does_and_its_fix_by_the_hop() -> None:
+    nginx, istio = "path[0] (ingress-nginx)", "path[0] (istio-sidecar)"
+    worker, grace, read, drain = 20, 10, 10, 10
+    web = build({f"{W}.path.0.worker_shutdown_s": worker, f"{W}.path.0.grace_s": grace,
+                 f"{W}.path.0.request_timeout_s": read})
+    longest = web.services[WEB].app.max_request_s
+    assert [f.render() for f in findings_of(web, "proxy-reload-spares-requests", "web")] == [
+        f"ERROR proxy-reload-spares-requests  web: worker-shutdown-timeout {worker}s (path[0].worker_shutdown_s) "
+        f"< max_request {longest}s (app.max_request_s)  slack {worker - longest}s "
+        f"→ raise {nginx}'s worker-shutdown-timeout to ≥{longest}s",
+        f"ERROR proxy-reload-spares-requests  web: terminationGracePeriodSeconds {grace}s (path[0].grace_s) "
+        f"< worker-shutdown-timeout + --shutdown-grace-period {worker}s (path[0].worker_shutdown_s {worker} "
+        f"+ path[0].shutdown_delay_s 0)  slack {grace - worker}s "
+        f"→ raise {nginx}'s terminationGracePeriodSeconds to ≥{worker}s or shorten its shutdown"]
+    assert only(web, "timeouts-shrink-inward", "web").render() == (
+        f"ERROR timeouts-shrink-inward  web: proxy-read-timeout {read}s (path[0].request_timeout_s) "
+        f"< max_request {longest}s (app.max_request_s)  slack {read - longest}s "
+        f"→ raise {nginx}'s proxy-read-timeout to ≥{longest}s or lower the app's longest request")
+    meshed = build({f"{C}.path.0.drain_s": drain})
+    f = only(meshed, "mesh-drain-covers-lb", "checkout")
+    need = int(f.right.value) + f.margin_s  # the LB's detection plus the stack's margin
+    assert f.render().endswith(f"slack {drain - need}s → raise {istio}'s ProxyConfig terminationDrainDuration "
+                               f"to ≥{need}s or detect faster")
+    short = build({f"{C}.path": [], f"{C}.sidecar": {"drain_s": drain}})
+    sidecar = short.services[CHECKOUT].sidecar
+    assert only(short, "mesh-drain-covers-lb", "checkout").fix == (
+        f"raise sidecar ({sidecar.name})'s drain to ≥{need}s or detect faster")
+    assert [h.kind for h in hops(short.services[CHECKOUT])] == ["alb", "sidecar", "app"]
+
+
+def test_the_lb_hop_pools_and_bounds_requests_by_its_idle_timeout_and_nothing_pools_toward_it() -> None:
+    lb = hops(build().services[CHECKOUT])[0]
+    assert (lb.is_lb, dict(lb.roles)) == (True, {"upstream_idle": ("idle_timeout_s", "idle_timeout"),
+                                                 "request": ("idle_timeout_s", "idle_timeout")})
+
+
+@pytest.mark.parametrize("name", ["client_idle_s", "upstream_idle_s", "request_timeout_s", "drain_s"])
+def test_a_fields_config_doc_lists_each_kinds_setting_and_default_from_the_table(name) -> None:
+    from lockstep.timing.hopkinds import describe
+    text = describe(name, "what it is")
+    assert text.startswith("what it is (") and text.endswith(")")
+    parts = text[len("what it is ("):-1].split("; ")
+    kinds = [k for k in HOP_KINDS.values() if name in k.upstream]
+    assert len(parts) == len(kinds) > 0
+    for part, kind in zip(parts, kinds):
+        default = ("none" if name in kind.unbounded
+                   else str(kind.defaults[name]) if name in kind.defaults else "unknown")
+        assert part == f"{kind.name}: {kind.upstream[name]}, default {default}"

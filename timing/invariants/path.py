@@ -64,12 +64,12 @@ def proxy_reload_spares_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
     out = []
     for hop in (h for h in hops(svc) if h.reloads):
         shutdown = hop.term("worker_shutdown")
-        out.append(judge(svc.name, shutdown, ">=",
-                         d.field("max_request", svc.app, "max_request_s", "app.max_request_s"),
-                         f"raise {hop.name}'s worker-shutdown-timeout to ≥{svc.app.max_request_s or 0}s"))
+        longest = d.field("max_request", svc.app, "max_request_s", "app.max_request_s")
+        out.append(judge(svc.name, shutdown, ">=", longest,
+                         f"raise {hop.setting('worker_shutdown')} to ≥{int(longest.value)}s"))
         stop = d.total("worker-shutdown-timeout + --shutdown-grace-period", shutdown, hop.term("shutdown_delay"))
         out.append(judge(svc.name, hop.term("grace"), ">=", stop,
-                         f"raise {hop.name}'s pod grace to ≥{int(stop.value)}s or shorten its shutdown"))
+                         f"raise {hop.setting('grace')} to ≥{int(stop.value)}s or shorten its shutdown"))
     return out
 
 
