@@ -8,8 +8,11 @@ An Argo Rollout replaces the Deployment (`infra/rollout.py`): blue-green adds th
 Service; a canary routed by the ALB adds the canary Service and the Ingress the controller
 makes the ALB from (`infra/ingress.py`), and has no stack-made TargetGroupBinding.
 
-A declared mesh sidecar (`svc.sidecar`) is not injected here: the mesh's own webhook adds it,
-and the model only records its drain so `sidecar-outlives-app` can judge it.
+The mesh's own webhook adds a mesh proxy; a mesh hop of `svc.path` (an Istio sidecar, the
+Linkerd proxy) puts the pods in that mesh and states the drain the stack set, with the keys the
+audit reads back (`timing.extract.mesh`), and an Istio hop's pool idle timeout toward the app
+becomes the Service's DestinationRule. The `sidecar` short form records only a drain: nothing
+is written for it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from lockstep.infra import ingress as alb_ingress
 from lockstep.infra import kube
 from lockstep.infra import rollout as argo
 from lockstep.timing.conventions import fact_annotations
+from lockstep.timing.extract import mesh as M
+from lockstep.timing.hopkinds import HOP_KINDS
 from lockstep.timing.extract import traffic as T
 from lockstep.timing.heartbeat_config import OBSERVABLE_LABEL
 from lockstep.timing.invariants.kube import pod_labels
@@ -96,6 +101,7 @@ class Workload(pulumi.ComponentResource):
                                        headless, pulumi.ResourceOptions(parent=self,
                                                                         depends_on=before))
         self.hpa = self._hpa(name, svc, child)
+        self.destination_rule = self._destination_rule(name, svc, selector, child)
         # A CustomResource's metadata is untyped (a mapping), a Deployment's an ObjectMeta.
         name_of = self.workload.metadata.apply(lambda m: m["name"] if isinstance(m, dict) else m.name)
         self.register_outputs({"workload": name_of,
@@ -192,8 +198,10 @@ class Workload(pulumi.ComponentResource):
             resources=kube.resources(svc.resources),
             security_context=kube.security_context(svc.hardening),
             volume_mounts=mounts or None)
+        mesh_labels, mesh_annotations = _mesh_metadata(svc)
         template = k8s.core.v1.PodTemplateSpecArgs(
-            metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels={**labels, **mesh_labels},
+                                                annotations=mesh_annotations or None),
             spec=k8s.core.v1.PodSpecArgs(
                 containers=[container], volumes=volumes or None,
                 termination_grace_period_seconds=svc.shutdown.grace_s))
@@ -236,6 +244,20 @@ class Workload(pulumi.ComponentResource):
                 min_ready_seconds=svc.rollout.min_ready_s),
             opts=opts)
 
+    def _destination_rule(self, name: str, svc: Service, selector: dict[str, str],
+                          opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource | None:
+        """The Service's DestinationRule, when the stack sets its Istio sidecar's pool idle
+        timeout toward the app (left unset, Istio's default applies and nothing is written)."""
+        hop = next((h for h in svc.path if h.kind == "istio-sidecar"), None)
+        if hop is None or hop.upstream_idle_s is None or "upstream_idle_s" in hop.defaulted:
+            return None
+        return k8s.apiextensions.CustomResource(
+            f"{name}-destinationrule", api_version=M.DESTINATION_RULE_API, kind="DestinationRule",
+            metadata=kube.metadata(svc.name, svc.namespace, selector),
+            spec={"host": svc.name,  # relative to its namespace: the Service's own
+                  "trafficPolicy": {"connectionPool": {"http": {"idleTimeout": f"{hop.upstream_idle_s}s"}}}},
+            opts=opts)
+
     def _hpa(self, name: str, svc: Service,
              opts: pulumi.ResourceOptions) -> k8s.autoscaling.v2.HorizontalPodAutoscaler | None:
         if svc.hpa is None:
@@ -253,3 +275,12 @@ class Workload(pulumi.ComponentResource):
                         type="Utilization", average_utilization=svc.hpa.target_cpu_percent)))]),
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                 depends_on=[self.workload])))
+
+
+def _mesh_metadata(svc: Service) -> tuple[dict[str, str], dict[str, str]]:
+    """The pod labels and annotations of the service's mesh hop: the drain only where the
+    stack set it (a defaulted one is the mesh's own default already)."""
+    hop = next((h for h in svc.path if HOP_KINDS[h.kind].role == "mesh"), None)
+    if hop is None:
+        return {}, {}
+    return M.pod_metadata(hop.kind, None if "drain_s" in hop.defaulted else hop.drain_s)

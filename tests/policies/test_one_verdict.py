@@ -80,6 +80,10 @@ NLB_IP = {"services.1.lb": {"kind": "nlb", "target_type": "ip", "protocol": "TCP
           "nodes.karpenter.0.capacity_types": ["on-demand"], "nodes.karpenter.0.termination_grace_period_s": 600,
           "watchdog.watches": ["api"],
           "heartbeat_specs.0.loss_time_s": 280}
+# Issue 12: the api behind an Istio sidecar (its drain in the pod annotation, its pool idle in
+# the Service's DestinationRule), the football feed behind the Linkerd proxy.
+MESHED = {"services.0.path": [{"kind": "istio-sidecar", "drain_s": 60, "upstream_idle_s": 60}]}
+LINKERD = {"services.1.path": [{"kind": "linkerd-proxy", "drain_s": 70}]}
 # (compared valid and broken by the test at the end; not perturbed too, which would add two
 # renders × 12 stacks to the slowest test here)
 PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types a resource policy reads
@@ -330,11 +334,23 @@ def edited(recorded: list, kind: str, name: str, path: tuple, value: Any) -> lis
     # the flows closed after a delay (170 s) that outlasts the grace period (160 s)
     (NLB_IP, {"services.1.lb.deregistration_delay_s": 170}, "TargetGroup", "football-feed-tg",
      ("deregistrationDelay",), 170, "nlb-connections-survive-removal", "football-feed"),
+    # issue 12: the api meshed by Istio; its sidecar drains for less than the ALB's detection
+    # (the pod annotation), then its DestinationRule keeps idle connections for Istio's 1 h
+    (MESHED, {"services.0.path.0.drain_s": 10}, "Deployment", "api",
+     ("spec", "template", "metadata", "annotations", "proxy.istio.io/config"), "terminationDrainDuration: 10s",
+     "mesh-drain-covers-lb", "api"),
+    (MESHED, {"services.0.path.0.upstream_idle_s": 3600}, "DestinationRule", "api",
+     ("spec", "trafficPolicy", "connectionPool", "http", "idleTimeout"), "3600s", "keepalive-chain-ordered", "api"),
+    # the football feed meshed by Linkerd, its proxy gone before the app has drained
+    (LINKERD, {"services.1.path.0.drain_s": 10}, "Deployment", "football-feed",
+     ("spec", "template", "metadata", "annotations", "config.alpha.linkerd.io/proxy-wait-before-exit-seconds"), "10",
+     "sidecar-outlives-app", "football-feed"),
 ])
-def test_check_the_audit_and_the_pack_agree_on_the_node_rules_the_resources_decide(
+def test_check_the_audit_and_the_pack_agree_on_the_node_and_mesh_rules_the_resources_decide(
         analyzer, tmp_path, variant, broken, kind, name, path, value, rule, subject) -> None:
-    """One verdict on issue 13's resource-decided node rules, passing and failing: `check` on
-    the config, the audit of the render and the served pack on the rendered resources."""
+    """One verdict on the resource-decided node rules (issue 13) and mesh rules (issue 12),
+    passing and failing: `check` on the config, the audit of the render and the served pack on
+    the rendered resources."""
     from lockstep.infra.render import record
 
     example = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])

@@ -71,6 +71,8 @@ def field_location(subject: Subject, field: str) -> tuple[Resource, tuple[Any, .
         if origin is None:
             return None
         return origin[0], origin[1] or ("metadata", "annotations")
+    if head.startswith("path["):
+        return subject.path_origins.get(field)
     if head == "shutdown":
         if rest == "grace_s":
             return wl, (*POD, "terminationGracePeriodSeconds")

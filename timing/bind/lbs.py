@@ -381,3 +381,17 @@ def unbound_source(tgb: Resource, svc: Resource, workload: Resource, ctx: dict[s
         for f in UNSTATED}
     return with_traffic_policy(LbSource(lb, f"{tgb.ref} → target group {named} (not in the input)", tgb, origins,
                                         tgb, []), svc)
+
+
+def class_params(idx: Index) -> dict[str, tuple[Resource, str]]:
+    """IngressClass name → (its IngressClassParams, their loadBalancerAttributes as the
+    annotation's `k=v,...`); cluster-scoped, so looked up by name alone."""
+    params = {p.name: p for p in idx.all("IngressClassParams")}
+    out = {}
+    for cls in idx.all("IngressClass"):
+        ref = dig(cls.obj, "spec", "parameters")
+        p = params.get(str(dig(ref, "name"))) if dig(ref, "kind") == "IngressClassParams" else None
+        if p is not None:
+            attrs = [f"{dig(a, 'key')}={dig(a, 'value')}" for a in X.items(dig(p.obj, "spec", "loadBalancerAttributes"))]
+            out[cls.name] = (p, ",".join(attrs))
+    return out

@@ -5,6 +5,7 @@ Controller decide it, for the audit and the policy pack alike.
     Ingress (controller's class) ──(backend)──► Service           TargetGroup ◄── Listener / ListenerRule
     LoadBalancer Service (controller's) ──► its NLB               PodDisruptionBudget ──(selector)──► pods
     HorizontalPodAutoscaler ──(scaleTargetRef)──► workload        Namespace label / template ⇒ readiness gate
+    pod template / Namespace ⇒ mesh proxy ◄── DestinationRule (Service host), istio mesh ConfigMap
     heartbeat ConfigMap ──► its Deployment, the watched workloads Route 53 record ──► its health check
 
 Each workload becomes one `Subject` per load balancer in front of it (or one without). A
@@ -22,9 +23,11 @@ from lockstep.timing import extract as X
 from lockstep.timing.bind import lbs
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.lbs import LbSource
+from lockstep.timing.bind.mesh import Origins, mesh_path
 from lockstep.timing.bind.nodes import NodesRead, read_nodes
 from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
 from lockstep.timing.context import Scene
+from lockstep.timing.extract import mesh as M
 from lockstep.timing.conventions import GATE_CONDITION, GATE_LABEL
 from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
 from lockstep.timing.lbkinds import KINDS
@@ -41,6 +44,7 @@ class Subject:
     namespace: Resource | None = None
     notes: list[str] = field(default_factory=list)
     nodes: NodesRead | None = None  # the cluster's node disruption sources, shared by every subject
+    path_origins: Origins = field(default_factory=dict)  # where each `path[i].*` number was written
 
     @property
     def key(self) -> str:
@@ -169,34 +173,21 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
     pdb_res, hpa_res = disruption(workload, idx, ctx, notes)
     pdb = X.pdb(pdb_res.obj) if pdb_res else None
     hpa = X.hpa(hpa_res.obj) if hpa_res else None
+    selecting = [s for s in idx.candidates("Service", workload.namespace, pod_labels(workload))
+                 if selects_pods(s, pod_labels(workload))]
+    path, path_origins = mesh_path(workload, selecting, idx, notes, ctx["mesh_undecided"])
     out = []
     for src in sources or [None]:
         own = list(notes)
         # what the webhook needs to exist when a pod is created: the Services and the binding
-        linked_to = [s for s in idx.candidates("Service", workload.namespace, pod_labels(workload))
-                     if selects_pods(s, pod_labels(workload))]
-        linked_to += [src.binding] if src is not None and src.binding is not None else []
+        linked_to = selecting + ([src.binding] if src is not None and src.binding is not None else [])
         gate = readiness_gate(workload, idx, src, linked_to, own)
         svc = X.workload(workload.obj, lb=src.lb if src else None, pdb=pdb, hpa=hpa, readiness_gate=gate,
-                         port_hint=service_port(workload, idx))
+                         port_hint=service_port(workload, idx), path=path)
         if src and src.defaults:
             own.append("defaults applied: " + ", ".join(src.defaults))
         ns = idx.namespaces.get(workload.namespace) if gate is not None else None
-        out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own))
-    return out
-
-
-def class_params(idx: Index) -> dict[str, tuple[Resource, str]]:
-    """IngressClass name → (its IngressClassParams, their loadBalancerAttributes as the
-    annotation's `k=v,...`); cluster-scoped, so looked up by name alone."""
-    params = {p.name: p for p in idx.all("IngressClassParams")}
-    out = {}
-    for cls in idx.all("IngressClass"):
-        ref = dig(cls.obj, "spec", "parameters")
-        p = params.get(str(dig(ref, "name"))) if dig(ref, "kind") == "IngressClassParams" else None
-        if p is not None:
-            attrs = [f"{dig(a, 'key')}={dig(a, 'value')}" for a in X.items(dig(p.obj, "spec", "loadBalancerAttributes"))]
-            out[cls.name] = (p, ",".join(attrs))
+        out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own, path_origins=path_origins))
     return out
 
 
@@ -312,7 +303,7 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
         "options": propagation, "tg_options": tg_options, "used_tgs": set(), "used_pdbs": set(),
         "used_services": set(), "classes": {d.name: dig(d.obj, "spec", "controller") for d in idx.all("IngressClass")},
         "groups": {}, "assume_lbc_services": bool(options.get("assume_lbc_services")),
-        "class_params": class_params(idx),
+        "class_params": lbs.class_params(idx), "mesh_undecided": set(),
     }
     for ing in idx.all("Ingress"):
         group = ing.meta("annotations").get(X.ALB_ANNOTATION + "group.name")
@@ -355,6 +346,7 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
             out.lone.append(LoneTarget(tg, X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **tg_options)))
         except (X.ExtractError, ValueError) as err:
             out.unreadable.append((tg, str(err)))
+    out.notes += [f"Namespace {ns} {M.UNDECIDED_NOTE}" for ns in sorted(ctx["mesh_undecided"])]
     out.nodes = read_nodes(idx)  # what removes every workload's nodes (timing.bind.nodes)
     out.unreadable += out.nodes.unreadable
     out.notes += out.nodes.report()

@@ -216,13 +216,15 @@ def replica_count(obj: Mapping[str, Any], owned_by_hpa: bool) -> int | None:
 
 def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb | None = None,
              hpa: Hpa | None = None, readiness_gate: ReadinessGate | None = None,
-             annotations: Mapping[str, Any] | None = None, port_hint: int | None = None) -> Service:
+             annotations: Mapping[str, Any] | None = None, port_hint: int | None = None,
+             path: tuple[Mapping[str, Any], ...] = ()) -> Service:
     """A Deployment/StatefulSet/DaemonSet/Argo Rollout manifest → Service (a DaemonSet's pod
     count is its `lockstep.dev/nodes` annotation, else unknown). The serving container is the
     one that declares the LB's target port (IP targets), else the first declaring a port
     (`serving_container`); its first declared port is the container port. A container that
     declares none serves the port its probes ask, else `port_hint` (the selecting Service's
-    targetPort): containerPort is informational, the pod listens all the same."""
+    targetPort): containerPort is informational, the pod listens all the same. `path`: the
+    hops the linker found in front of the app (its mesh proxy: `timing.bind.mesh`)."""
     notes = annotations_of(obj) if annotations is None else annotations
     kind = WORKLOAD_KINDS.get(str(get(obj, "kind")))  # None: an Argo Rollout (rolls as a Deployment)
     pod_spec = get(obj, "spec", "template", "spec")
@@ -239,7 +241,7 @@ def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb
         "shutdown": pod_shutdown(pod_spec, seconds_annotation(notes, FINISH_ANNOTATION), target,
                                  seconds_annotation(notes, DRAIN_ANNOTATION)),
         "rollout": rollout(obj), "pdb": pdb, "hpa": hpa, "lb": lb, "argo": argo_strategy(obj),
-        "readiness_gate": readiness_gate, "accept": accepts(notes),
+        "readiness_gate": readiness_gate, "accept": accepts(notes), "path": path,
     }
     put(data, "namespace", get(obj, "metadata", "namespace"))
     if get(obj, "kind") == "Rollout":

@@ -66,8 +66,12 @@ def rule(id: str, severities: tuple[Severity, ...], decided: Decided, reads: str
 W = "workload"
 CHAIN = "workload + LB chain"
 HB = "heartbeat ConfigMap + watched workloads"
-PATH_CONFIG = ("the proxies between the LB and the app (ingress-nginx, Istio, Linkerd) are stack config: the "
-               "audit and the pack do not read their ConfigMaps, annotations or DestinationRules yet")
+# The pod's mesh proxy (Istio, Linkerd) is read from the resources (`timing.bind.mesh`); an
+# ingress proxy (ingress-nginx, an Istio gateway) is stack config only.
+MESH = "Namespace (mesh injection), istio mesh ConfigMap"  # the mesh proxy's drain
+POOL = "Namespace (mesh injection), DestinationRule"  # its pool toward the app
+PATH_CONFIG = ("an ingress proxy (ingress-nginx, an Istio gateway) is stack config: the audit and the pack "
+               "do not read its ConfigMap, Deployment or annotations yet")
 
 RULES: tuple[Rule, ...] = (
     rule("lb-timeout-below-interval", ERROR, "resource", "target group", ("lb", lb.lb_timeout_below_interval)),
@@ -83,9 +87,7 @@ RULES: tuple[Rule, ...] = (
          "draining by failing the LB health check is server behaviour; resources give the removal path "
          "by target type only", ("service", lb.health_check_drain_needs_peers)),
     rule("recovery-within-budget", ERROR, "resources", CHAIN, ("service", lb.recovery_within_budget)),
-    rule("sidecar-outlives-app", ERROR, "config",
-         "a mesh proxy's drain time is mesh configuration, not in these resources",
-         ("service", pa.sidecar_outlives_app)),
+    rule("sidecar-outlives-app", ERROR, "resources", W + " + " + MESH, ("service", pa.sidecar_outlives_app)),
     rule("prestop-uses-native-sleep", WARNING, "resource", W, ("service", lb.prestop_uses_native_sleep)),
     rule("startup-covers-warmup", ERROR, "resource", W, ("service", kube.startup_covers_warmup)),
     rule("readiness-before-liveness", BOTH, "resource", W, ("service", kube.readiness_before_liveness)),
@@ -149,12 +151,13 @@ RULES: tuple[Rule, ...] = (
     rule("rollout-scale-down-outlasts-switch", ERROR, "resources", "Argo Rollout + LB chain",
          ("service", rollouts.rollout_scale_down_outlasts_switch)),
     rule("readiness-probe-behind-lb", ERROR, "resources", CHAIN, ("service", rollouts.readiness_probe_behind_lb)),
-    # issue 12: the delivery path as a chain of hops (`timing.path`). The audit does not read
-    # ingress or mesh configuration yet: the rules say so in `reads`.
-    rule("keepalive-chain-ordered", ERROR, "config", PATH_CONFIG, ("service", pa.keepalive_chain_ordered)),
+    # issue 12: the delivery path as a chain of hops (`timing.path`). The resources give the
+    # mesh proxy's hop; an ingress proxy's pairs are judged from stack config only.
+    rule("keepalive-chain-ordered", ERROR, "resources", W + " + " + POOL + " (an ingress proxy: stack config)",
+         ("service", pa.keepalive_chain_ordered)),
     rule("timeouts-shrink-inward", ERROR, "config", PATH_CONFIG, ("service", pa.timeouts_shrink_inward)),
     rule("proxy-reload-spares-requests", ERROR, "config", PATH_CONFIG, ("service", pa.proxy_reload_spares_requests)),
-    rule("mesh-drain-covers-lb", ERROR, "config", PATH_CONFIG, ("service", pa.mesh_drain_covers_lb)),
+    rule("mesh-drain-covers-lb", ERROR, "resources", CHAIN + " + " + MESH, ("service", pa.mesh_drain_covers_lb)),
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
