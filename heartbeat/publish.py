@@ -294,7 +294,7 @@ class PikaSink:
     which makes the blocked call fail at once; the operation raises DeliveryError.
     """
 
-    def __init__(self, url: str, exchanges: dict[str, str], *, timeout_s: float) -> None:
+    def __init__(self, url: str, exchanges: dict[str, str], *, timeout_s: float, heartbeat_s: int | None) -> None:
         import pika
 
         quiet_pika()
@@ -303,7 +303,7 @@ class PikaSink:
         params.socket_timeout = timeout_s
         params.stack_timeout = timeout_s  # the whole TCP + AMQP handshake
         params.blocked_connection_timeout = timeout_s  # a broker in a resource alarm fails fast
-        params.heartbeat = 30
+        params.heartbeat = heartbeat_s  # the stack's `heartbeat.broker.heartbeat_s` (None: the broker's proposal)
         self._pika = pika
         self.timeout_s = timeout_s
         self.exchanges = exchanges

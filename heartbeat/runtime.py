@@ -257,7 +257,8 @@ def serve(cfg: RuntimeConfig, broker_url: str, *, kubeconfig: str | None = None)
     from kubernetes import client as k8s
 
     exchanges = {"commands": cfg.commands_exchange, "beats": cfg.beats_exchange}
-    publisher = Publisher.for_config(cfg, lambda: PikaSink(broker_url, exchanges, timeout_s=cfg.confirm_timeout_s))
+    publisher = Publisher.for_config(cfg, lambda: PikaSink(broker_url, exchanges, timeout_s=cfg.confirm_timeout_s,
+                                                                heartbeat_s=cfg.broker_heartbeat_s))
     elector = LeaderElector(k8s.CoordinationV1Api(client), cfg.lease, identity)
     observer: Any = (kube.WatchObserver(client, cfg) if cfg.observe_mode == "watch"
                      else kube.KubeObserver(client, cfg))

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from lockstep.timing.model import (
+from lockstep.timing.model import (HeartbeatBrokerLink, 
     AffectedPattern,
     HeartbeatService,
     HeartbeatSpec,
@@ -48,6 +48,8 @@ def unseen_field(hb: HeartbeatService) -> str:
 def _as(model: type[Strict], field: str) -> Any:
     """The type and constraints (range, strict) of `model.field`, for a field that carries it."""
     info = model.model_fields[field]  # pragma: no mutate (runs at import)
+    if not info.metadata:  # pragma: no mutate (runs at import) an optional field: its constraints are inside the annotation
+        return info.annotation  # pragma: no mutate (runs at import)
     return Annotated[(info.annotation, *info.metadata)]  # pragma: no mutate (runs at import)
 
 
@@ -105,6 +107,8 @@ class RuntimeConfig(Strict):
     beat_ttl_s: _as(HeartbeatService, "beat_ttl_s")
     confirm_timeout_s: _as(HeartbeatService, "confirm_timeout_s") = _default(HeartbeatService, "confirm_timeout_s")
     ack_timeout_s: _as(HeartbeatService, "ack_timeout_s") = _default(HeartbeatService, "ack_timeout_s")
+    # the AMQP heartbeat the service asks for (pika keeps it; null: the broker's proposal)
+    broker_heartbeat_s: _as(HeartbeatBrokerLink, "heartbeat_s") = _default(HeartbeatBrokerLink, "heartbeat_s")
     port: _as(HeartbeatService, "port")
     namespaces: tuple[Name, ...] = Field(min_length=1)
     lease: LeaseConfig
@@ -154,7 +158,7 @@ def runtime_config(stack: Stack) -> RuntimeConfig:
         observe_interval_s=hb.observe_interval_s, resync_period_s=hb.resync_period_s,
         publish_interval_s=hb.publish_interval_s, client_timeout_s=hb.client_timeout_s,
         beat_ttl_s=hb.beat_ttl_s, confirm_timeout_s=hb.confirm_timeout_s, ack_timeout_s=hb.ack_timeout_s,
-        port=hb.port, namespaces=namespaces,
+        broker_heartbeat_s=hb.broker.heartbeat_s, port=hb.port, namespaces=namespaces,
         lease=LeaseConfig(name=f"{hb.name}-leader", namespace=hb.namespace,
                           duration_s=hb.lease_duration_s, renew_deadline_s=hb.lease_renew_deadline_s,
                           retry_period_s=hb.lease_retry_period_s),

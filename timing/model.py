@@ -235,6 +235,41 @@ class Sidecar(Strict):
     drain_s: Seconds = Field(description="how long the mesh proxy keeps serving after SIGTERM")
 
 
+# RabbitMQ's `consumer_timeout` is 1800000 ms (30 min) unless the broker's config says
+# otherwise (RabbitMQ consumer acknowledgement docs, "Delivery Acknowledgement Timeout").
+RABBITMQ_CONSUMER_TIMEOUT_S = 1800
+
+
+class BrokerLink(Strict):
+    """A client's AMQP connection to its broker (`amqp-heartbeat-under-idle`). The heartbeat
+    timeout in effect is negotiated: RabbitMQ proposes 60 s; its Java, .NET and Erlang clients
+    take the lower of two non-zero values (either zero: the other); pika takes its own value
+    when it states one (pika/connection.py `_tune_heartbeat_timeout`). Frames go every
+    heartbeat / 2 (RabbitMQ heartbeats guide)."""
+
+    heartbeat_s: _int(L.Range(0, 65535)) | None = Field(
+        default=None, description="the AMQP heartbeat timeout in effect on the link (0: heartbeats off; null: unknown)")
+    path_idle_s: Seconds | None = Field(
+        default=None, description="the shortest idle timeout of any hop between the client and the broker (an NLB "
+        f"TCP listener's `tcp.idle_timeout.seconds`, {L.NLB_IDLE_TIMEOUT_DEFAULT} by default); null: unknown")
+    manual_ack: bool = Field(default=True, description="the client acknowledges deliveries itself (false: a "
+                             "publisher, or a consumer with automatic acknowledgement)")
+    consumer_timeout_s: Seconds = Field(default=RABBITMQ_CONSUMER_TIMEOUT_S, description="the broker's "
+                                        "`consumer_timeout`: it closes the channel of a delivery unacknowledged this long")
+    max_unacked_s: Seconds | None = Field(default=None, description="the longest the client holds a delivery "
+                                          "before acknowledging it (its longest message handling); null: unknown")
+
+
+class HeartbeatBrokerLink(BrokerLink):
+    """lockstep's own heartbeat service's link: pika keeps the heartbeat it asks for, and its
+    reply consumer acknowledges automatically."""
+
+    heartbeat_s: _int(L.Range(0, 65535)) | None = Field(
+        default=30, description="the AMQP heartbeat the service asks for, which pika keeps (0: off; null: take "
+        "the broker's proposal, RabbitMQ's 60 s unless its config says otherwise)")
+    manual_ack: bool = False
+
+
 class Hop(Strict):
     """One proxy between the load balancer and the app (`timing.hopkinds` has each kind's fields,
     upstream names and defaults): a field the kind lacks is refused, one it has and the config
@@ -388,6 +423,7 @@ class Service(Strict):
     probes: Probes
     shutdown: Shutdown
     sidecar: Sidecar | None = None
+    broker: BrokerLink | None = Field(default=None, description="the app's AMQP connection to its broker, if any")
     path: tuple[Hop, ...] = Field(default=(), description="the proxies between the load balancer and the app, "
                                   "outermost first (an ingress proxy, then the pod's mesh proxy): `sidecar` is "
                                   "the short form of a last mesh hop that states only its drain")
@@ -507,6 +543,7 @@ class HeartbeatService(Strict):
         "before it counts as failed (no beats)")
     broker_secret_key: str = Field(default="rabbitmq_url",
                                    description="the `lockstep:` secret config key holding the AMQP URL")
+    broker: HeartbeatBrokerLink = Field(default=HeartbeatBrokerLink(), description="its own AMQP link to the broker")
 
     @model_validator(mode="after")
     def _lease_order(self) -> HeartbeatService:

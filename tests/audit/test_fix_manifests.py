@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lockstep.timing import conventions as C
 from lockstep.timing import limits as L
 from lockstep.timing.audit.core import audit
 from lockstep.timing.audit.locate import fields_of
@@ -75,11 +76,14 @@ def test_the_seeds_manifests_change_only_named_fields_and_keep_the_file(tmp_path
     [fx] = r.fixes
     named = {fld for j in r.before.judged for x in j.findings if x.finding.failed for fld in fields_of(x.finding)}
     assert {c.field for c in fx.changes} <= named
-    # what a manifest only describes is never written: the app's finish time is the app's
-    [by_hand] = [c for c in fx.changes if not c.written]
-    assert by_hand.field == "shutdown.finish_s" and "lockstep.dev/finish-seconds" in by_hand.by_hand
+    # what a manifest only describes is never written: the app's finish time and keep-alive are
+    # the app's. (The ALB's idle timeout may not go below the app's longest request,
+    # timeouts-shrink-inward, so the keep-alive must rise above it instead.)
+    by_hand = [c for c in fx.changes if not c.written]
+    assert [(c.field, C.ANNOTATION + a in c.by_hand) for c, a in zip(by_hand, ("keepalive-seconds", "finish-seconds"))] \
+        == [("app.keepalive_s", True), ("shutdown.finish_s", True)]
     assert {x.finding.id for j in r.after.judged for x in j.findings if x.finding.status == "error"} == \
-        {"finish-covers-requests"}
+        {"finish-covers-requests", "keepalive-outlasts-lb-idle"}
     [(name, old)] = r.texts.items()
     new = r.patched[name]
     for line in old.splitlines():  # comments and every unchanged line kept, in order
@@ -102,7 +106,8 @@ def test_a_quoted_annotation_keeps_its_quotes_and_an_attribute_list_its_other_ke
     r = fix_manifests([str(tmp_path)], Ctx(L.MARGIN_DEFAULT, (1, 31)), {})
     new = next(iter(r.patched.values()))
     assert "healthcheck-interval-seconds: '10'  # kept comment" in new
-    assert "load-balancer-attributes: routing.http2.enabled=true,idle_timeout.timeout_seconds=4" in new
+    # the idle timeout stays: lowering it under the app's keep-alive would cut its longest request
+    assert "load-balancer-attributes: routing.http2.enabled=true,idle_timeout.timeout_seconds=60" in new
 
 
 def test_a_missing_prestop_gets_the_native_sleep_where_the_cluster_has_it(tmp_path):
@@ -204,7 +209,7 @@ def test_json_gives_the_changes_as_data(run_audit, tmp_path):
     by_field = {c["field"]: c for c in subject["changes"]}
     assert by_field["replicas"] == {**by_field["replicas"], "from": 1, "to": 2, "written": True}
     assert not by_field["shutdown.finish_s"]["written"] and by_field["shutdown.finish_s"]["by_hand"]
-    assert [f["id"] for f in data["still_failing"]] == ["finish-covers-requests"]
+    assert [f["id"] for f in data["still_failing"]] == ["keepalive-outlasts-lb-idle", "finish-covers-requests"]
 
 
 def test_keep_pins_a_field_and_a_conflict_is_named(run_audit, tmp_path):

@@ -103,7 +103,7 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 6
                           lambda b: beats.append((time.time(), b)), timeout_s=1.0)
     client.on_raw = lambda b, now: raw.append((now, b))
     observer = ScriptedObserver(cfg)
-    publisher = Publisher.for_config(cfg, lambda: PikaSink(broker.url, exchanges, timeout_s=cfg.confirm_timeout_s))
+    publisher = Publisher.for_config(cfg, lambda: PikaSink(broker.url, exchanges, timeout_s=cfg.confirm_timeout_s, heartbeat_s=cfg.broker_heartbeat_s))
     rt = Runtime(cfg, observer, publisher, instance="chaos")
     confirmed_at: dict[str, list[float]] = {}
     orig_confirmed = publisher._confirmed

@@ -79,7 +79,7 @@ class GatewayThread:
 def runtime(cfg: RuntimeConfig, broker: Any) -> tuple[Runtime, ScriptedObserver]:
     observer = ScriptedObserver(cfg)
     exchanges = {"commands": cfg.commands_exchange, "beats": cfg.beats_exchange}
-    connect = lambda: PikaSink(broker.url, exchanges, timeout_s=cfg.confirm_timeout_s)  # noqa: E731
+    connect = lambda: PikaSink(broker.url, exchanges, timeout_s=cfg.confirm_timeout_s, heartbeat_s=cfg.broker_heartbeat_s)  # noqa: E731
     return Runtime(cfg, observer, Publisher.for_config(cfg, connect), instance="test"), observer
 
 
@@ -283,3 +283,18 @@ def test_the_runnable_gateway_example_applies_commands_from_the_real_broker(brok
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
     assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("heartbeat", [7, None])
+def test_the_link_runs_on_the_heartbeat_the_stack_sets_for_it(broker, channel, heartbeat):
+    """`heartbeat.broker.heartbeat_s` (amqp-heartbeat-under-idle) is what the broker link runs
+    on: pika keeps a value it states, and takes the broker's proposal for none (RabbitMQ's 60 s
+    unless its config says otherwise)."""
+    cfg = short_config().model_copy(update={"broker_heartbeat_s": heartbeat})
+    sink = PikaSink(broker.url, {"commands": cfg.commands_exchange, "beats": cfg.beats_exchange},
+                    timeout_s=cfg.confirm_timeout_s, heartbeat_s=cfg.broker_heartbeat_s)
+    try:
+        negotiated = sink.conn._impl.params.heartbeat  # what pika settled on in Connection.Tune
+        assert negotiated == (heartbeat if heartbeat is not None else 60)
+    finally:
+        sink.close()

@@ -147,6 +147,17 @@ def _path_errors(svc: Service, margin: int) -> set[str]:
     return bad
 
 
+def _broker_breaks(link) -> bool:
+    # frames every heartbeat / 2 (real division) must come before the path's idle timeout drops
+    # the link; a manual ack before the broker's consumer_timeout. Unknown: not broken.
+    hb, idle = link.heartbeat_s, link.path_idle_s
+    if hb == 0:
+        return True
+    if hb is not None and idle is not None and hb / 2 >= idle:
+        return True
+    return link.manual_ack and link.max_unacked_s is not None and link.max_unacked_s >= link.consumer_timeout_s
+
+
 def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[str]:
     bad: set[str] = set()
     sd, app, lb = svc.shutdown, svc.app, svc.lb
@@ -157,6 +168,8 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
     if sd.finish_s < app.max_request_s:
         bad.add("finish-covers-requests")
     bad |= _path_errors(svc, margin)
+    if svc.broker is not None and _broker_breaks(svc.broker):
+        bad.add("amqp-heartbeat-under-idle")
     if lb is not None:
         hc = lb.health_check
         if lb.kind == "alb" and not hc.timeout_s < hc.interval_s:
@@ -261,6 +274,8 @@ def stack_errors(stack: Stack) -> set[str]:
             if not (wd.failures_before_action - 1) * wd.period_s > _stop(svc) + _pod_ready(svc):
                 broken.append(("watchdog-tolerates-planned-drain", name))
     hb = stack.heartbeat
+    if hb is not None and _broker_breaks(hb.broker):
+        broken.append(("amqp-heartbeat-under-idle", hb.name))
     for spec in stack.heartbeat_specs:
         svc = by_name[spec.service]
         if spec.recovery_time_s < svc.app.catch_up_s:

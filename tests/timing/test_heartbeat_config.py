@@ -17,7 +17,7 @@ def test_every_heartbeat_number_reaches_the_runtime_config_unchanged() -> None:
         "heartbeat.lease_renew_deadline_s": 11, "heartbeat.lease_retry_period_s": 3,
         "heartbeat.commands_exchange": "cmds", "heartbeat.beats_exchange": "beats", "heartbeat.shutdown.grace_s": 33,
         "heartbeat.observe_mode": "watch", "heartbeat.resync_period_s": 301, "heartbeat.confirm_timeout_s": 7,
-        "heartbeat.ack_timeout_s": 8,
+        "heartbeat.ack_timeout_s": 8, "heartbeat.broker.heartbeat_s": 9,
         "services.2.namespace": "courts", "services.1.pdb": DELETE, "services.1.rollout.max_unavailable": "34%",
     })
     cfg = runtime_config(stack)
@@ -25,6 +25,7 @@ def test_every_heartbeat_number_reaches_the_runtime_config_unchanged() -> None:
         "schema_version": 1, "service": "hb", "replicas": 3, "observe_interval_s": 4, "publish_interval_s": 6,
         "client_timeout_s": 31, "beat_ttl_s": 29, "port": 8081, "namespaces": ["courts", "feeds"],
         "observe_mode": "watch", "resync_period_s": 301, "confirm_timeout_s": 7, "ack_timeout_s": 8,
+        "broker_heartbeat_s": 9,
         "lease": {"name": "hb-leader", "namespace": "hb-ns", "duration_s": 16, "renew_deadline_s": 11,
                   "retry_period_s": 3},
         "commands_exchange": "cmds", "beats_exchange": "beats", "grace_s": 33,

@@ -24,6 +24,7 @@ from lockstep.timing.bind import lbs
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.lbs import LbSource
 from lockstep.timing.bind.mesh import Origins, mesh_path
+from lockstep.timing.bind.nginx import nginx_path
 from lockstep.timing.bind.nodes import NodesRead, read_nodes
 from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
 from lockstep.timing.context import Scene
@@ -175,7 +176,9 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
     hpa = X.hpa(hpa_res.obj) if hpa_res else None
     selecting = [s for s in idx.candidates("Service", workload.namespace, pod_labels(workload))
                  if selects_pods(s, pod_labels(workload))]
-    path, path_origins = mesh_path(workload, selecting, idx, notes, ctx["mesh_undecided"])
+    hops = nginx_path(selecting, idx, ctx, notes) + mesh_path(workload, selecting, idx, notes, ctx["mesh_undecided"])
+    path = tuple(h for h, _ in hops)  # outermost first: the ingress proxy, then the pod's own
+    path_origins = {f"path[{i}].{f}": o for i, (_, og) in enumerate(hops) for f, o in og.items()}
     out = []
     for src in sources or [None]:
         own = list(notes)

@@ -19,7 +19,7 @@ from lockstep.timing.extract import mesh as M
 from lockstep.timing.extract.values import ExtractError
 
 CLUSTER_DOMAIN = "svc.cluster.local"
-Origins = dict[str, tuple[Resource, tuple[Any, ...]]]
+Origins = dict[str, tuple[Resource, tuple[Any, ...]]]  # field → where it was written
 
 
 def fqdn(host: str, namespace: str) -> str:
@@ -59,7 +59,7 @@ def destination_rule(services: list[Resource], idx: Index, notes: list[str]) -> 
     return found[0][3]
 
 
-def _read(source: Resource, read: Callable[[], int | None]) -> int | None:
+def read_from(source: Resource, read: Callable[[], Any]) -> Any:
     """A number read from another resource than the workload: bad input names that resource."""
     try:
         return read()
@@ -68,9 +68,9 @@ def _read(source: Resource, read: Callable[[], int | None]) -> int | None:
 
 
 def mesh_path(workload: Resource, services: list[Resource], idx: Index, notes: list[str],
-              undecided: set[str]) -> tuple[tuple[dict[str, Any], ...], Origins]:
-    """The workload's `path` entry for its mesh proxy (empty: none is injected), and where each
-    of its numbers was written (model field → resource and key path). A namespace that would
+              undecided: set[str]) -> list[tuple[dict[str, Any], Origins]]:
+    """The workload's `path` entry for its mesh proxy (none: none is injected), with where each
+    of its numbers was written (hop field → resource and key path). A namespace that would
     decide it and is missing from the input goes into `undecided`."""
     template = dig(workload.obj, "spec", "template", "metadata") or {}
     labels, annotations = dig(template, "labels") or {}, dig(template, "annotations") or {}
@@ -79,7 +79,7 @@ def mesh_path(workload: Resource, services: list[Resource], idx: Index, notes: l
     if why:
         undecided.add(workload.namespace)
     if kind is None:
-        return (), {}
+        return []
     pod = ("spec", "template", "metadata", "annotations")
     hop: dict[str, Any] = {"kind": kind}
     origins: Origins = {}
@@ -89,13 +89,13 @@ def mesh_path(workload: Resource, services: list[Resource], idx: Index, notes: l
         hop["drain_s"] = M.istio_drain(annotations)
         origins["drain_s"] = (workload, (*pod, M.ISTIO_PROXY_CONFIG))
         if hop["drain_s"] is None and mesh is not None:
-            hop["drain_s"] = _read(mesh, lambda: M.istio_mesh_drain(mesh.obj))
+            hop["drain_s"] = read_from(mesh, lambda: M.istio_mesh_drain(mesh.obj))
             origins["drain_s"] = (mesh, ("data", key))
         rule = destination_rule(services, idx, notes)
         if rule is not None:
-            hop["upstream_idle_s"] = _read(rule, lambda: M.destination_idle(rule.obj))
+            hop["upstream_idle_s"] = read_from(rule, lambda: M.destination_idle(rule.obj))
             origins["upstream_idle_s"] = (rule, ("spec", "trafficPolicy"))
     else:
         hop["drain_s"] = M.linkerd_drain(annotations, namespace.obj if namespace else None)
         origins["drain_s"] = (workload, (*pod, M.LINKERD_WAIT))
-    return ({k: v for k, v in hop.items() if v is not None},), {f"path[0].{f}": o for f, o in origins.items()}
+    return [({k: v for k, v in hop.items() if v is not None}, origins)]

@@ -60,5 +60,7 @@ def heartbeat_service(config: RuntimeConfig, deployment: Mapping[str, Any] | Non
         "warmup_s": seconds_annotation(notes, APP_ANNOTATIONS["warmup_s"]),
         "probes": probes(container), "shutdown": shutdown,
         "min_ready_s": num(deployment, "spec", "minReadySeconds") or 0,
+        # its reply consumer acknowledges automatically; the way to the broker no resource states
+        "broker": {"heartbeat_s": config.broker_heartbeat_s, "manual_ack": False},
     }
     return build(HeartbeatService, data)

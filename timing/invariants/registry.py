@@ -23,6 +23,7 @@ from lockstep.timing.findings import Finding, Severity, Status, Verdict
 from lockstep.timing.invariants import failover as fo
 from lockstep.timing.invariants import heartbeat as hb
 from lockstep.timing.invariants import kube, lb, rollouts
+from lockstep.timing.invariants import links as lk
 from lockstep.timing.invariants import path as pa
 from lockstep.timing.invariants import nodes as nd
 
@@ -66,12 +67,11 @@ def rule(id: str, severities: tuple[Severity, ...], decided: Decided, reads: str
 W = "workload"
 CHAIN = "workload + LB chain"
 HB = "heartbeat ConfigMap + watched workloads"
-# The pod's mesh proxy (Istio, Linkerd) is read from the resources (`timing.bind.mesh`); an
-# ingress proxy (ingress-nginx, an Istio gateway) is stack config only.
+# The pod's mesh proxy (Istio, Linkerd: `timing.bind.mesh`) and ingress-nginx in front of it
+# (`timing.bind.nginx`) are read from the resources; an Istio gateway is stack config only.
 MESH = "Namespace (mesh injection), istio mesh ConfigMap"  # the mesh proxy's drain
 POOL = "Namespace (mesh injection), DestinationRule"  # its pool toward the app
-PATH_CONFIG = ("an ingress proxy (ingress-nginx, an Istio gateway) is stack config: the audit and the pack "
-               "do not read its ConfigMap, Deployment or annotations yet")
+NGINX = "Ingress (ingress-nginx class) + the controller's Deployment, flags and ConfigMap"
 
 RULES: tuple[Rule, ...] = (
     rule("lb-timeout-below-interval", ERROR, "resource", "target group", ("lb", lb.lb_timeout_below_interval)),
@@ -151,13 +151,18 @@ RULES: tuple[Rule, ...] = (
     rule("rollout-scale-down-outlasts-switch", ERROR, "resources", "Argo Rollout + LB chain",
          ("service", rollouts.rollout_scale_down_outlasts_switch)),
     rule("readiness-probe-behind-lb", ERROR, "resources", CHAIN, ("service", rollouts.readiness_probe_behind_lb)),
-    # issue 12: the delivery path as a chain of hops (`timing.path`). The resources give the
-    # mesh proxy's hop; an ingress proxy's pairs are judged from stack config only.
-    rule("keepalive-chain-ordered", ERROR, "resources", W + " + " + POOL + " (an ingress proxy: stack config)",
+    # issue 12: the delivery path as a chain of hops (`timing.path`), read from the resources
+    # for ingress-nginx and the mesh proxies (an Istio gateway: stack config only).
+    rule("keepalive-chain-ordered", ERROR, "resources", W + " + " + NGINX + ", " + POOL,
          ("service", pa.keepalive_chain_ordered)),
-    rule("timeouts-shrink-inward", ERROR, "config", PATH_CONFIG, ("service", pa.timeouts_shrink_inward)),
-    rule("proxy-reload-spares-requests", ERROR, "config", PATH_CONFIG, ("service", pa.proxy_reload_spares_requests)),
+    rule("timeouts-shrink-inward", ERROR, "resources", CHAIN + " + " + NGINX, ("service", pa.timeouts_shrink_inward)),
+    rule("proxy-reload-spares-requests", ERROR, "resources", W + " + " + NGINX,
+         ("service", pa.proxy_reload_spares_requests)),
     rule("mesh-drain-covers-lb", ERROR, "resources", CHAIN + " + " + MESH, ("service", pa.mesh_drain_covers_lb)),
+    rule("amqp-heartbeat-under-idle", ERROR, "config",
+         "an AMQP client's heartbeat and the idle timeouts on its way to the broker are client and network "
+         "configuration no resource states", ("service", lk.amqp_heartbeat_under_idle),
+         ("stack", lk.heartbeat_broker_link)),
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)

@@ -1,0 +1,187 @@
+"""ingress-nginx read from resources (issue 12, `timing.bind.nginx`): the path example's `web`
+as `lockstep render` writes it, behind controller resources written from its hop's numbers,
+gets the same verdicts from `lockstep audit` as from `lockstep check`; and the linker's choices
+(which controller, which class, what is a note) on small inputs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lockstep.timing.conventions import fact_annotations
+from lockstep.timing.extract import ingress_nginx as N
+from lockstep.timing.hopkinds import INGRESS_NGINX
+from lockstep.timing.invariants import evaluate
+from tests.timing.test_rules_path import WEB, W, build
+
+pytest.importorskip("pulumi")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"
+CORPUS = Path(__file__).parent / "corpus" / "ingress-nginx" / "input" / "shop.yaml"
+RULES = ("keepalive-chain-ordered", "timeouts-shrink-inward", "proxy-reload-spares-requests")
+NS = "ingress-nginx"
+
+
+@pytest.fixture(scope="module")
+def web_manifests(tmp_path_factory) -> list[dict]:
+    """The path example's `web` (Deployment, Service, PDB) and its Namespace, as rendered."""
+    out = tmp_path_factory.mktemp("path-render")
+    done = subprocess.run([sys.executable, "-m", "lockstep", "render", str(EXAMPLE), "-o", str(out)],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    namespaces = [d for d in yaml.safe_load_all((out / "k8s" / "00-namespaces.yaml").read_text())
+                  if d["metadata"]["name"] == "web"]
+    return namespaces + list(yaml.safe_load_all((out / "k8s" / "05-web.yaml").read_text()))
+
+
+def controller(hop: Any, read_in_annotation: bool) -> list[dict]:
+    """The controller's resources stating exactly the hop's non-default numbers, and web's Ingress."""
+    stated = {f: getattr(hop, f) for f in INGRESS_NGINX.upstream if f not in hop.defaulted}
+    data = {N.NAMES[f]: (f"{v}s" if f == "worker_shutdown_s" else str(v)) for f, v in stated.items()
+            if f in N.CONFIGMAP_FIELDS and not (read_in_annotation and f == "request_timeout_s")}
+    args = ["/nginx-ingress-controller", f"--configmap=$(POD_NAMESPACE)/{NS}-controller"]
+    args += [f"{N.SHUTDOWN_FLAG}={stated['shutdown_delay_s']}"] if "shutdown_delay_s" in stated else []
+    pod: dict = {"containers": [{"name": "controller", "image": "registry.k8s.io/ingress-nginx/controller:v1.11.2",
+                                 "args": args, "ports": [{"containerPort": 80}]}]}
+    if "grace_s" in stated:
+        pod["terminationGracePeriodSeconds"] = stated["grace_s"]
+    annotations = ({N.READ_TIMEOUT_ANNOTATION: str(stated["request_timeout_s"])}
+                   if read_in_annotation and "request_timeout_s" in stated else {})
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
+         "spec": {"controller": N.CONTROLLER_CLASS}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{NS}-controller", "namespace": NS}, "data": data},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"{NS}-controller", "namespace": NS},
+         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": NS}},
+                  "template": {"metadata": {"labels": {"app": NS}}, "spec": pod}}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+         "metadata": {"name": "web", "namespace": "web", "annotations": annotations},
+         "spec": {"ingressClassName": "nginx", "rules": [{"http": {"paths": [
+             {"path": "/", "pathType": "Prefix",
+              "backend": {"service": {"name": "web", "port": {"name": "traffic"}}}}]}}]}},
+    ]
+
+
+@pytest.mark.parametrize(("changes", "in_annotation"), [
+    ({}, False),
+    ({f"{W}.app.keepalive_s": 5}, False),  # ingress-nginx #3099: Node.js behind the 60 s pool
+    ({f"{W}.path.0.upstream_idle_s": 4, f"{W}.app.keepalive_s": 5}, False),
+    ({f"{W}.path.0.request_timeout_s": 20}, True),  # the Ingress's own annotation
+    ({f"{W}.path.0.request_timeout_s": 20}, False),  # the ConfigMap's
+    ({f"{W}.path.0.request_timeout_s": 45}, True),
+    ({f"{W}.path.0.worker_shutdown_s": 25}, False),  # a reload cuts the 30 s request
+    ({f"{W}.path.0.grace_s": 250, f"{W}.path.0.shutdown_delay_s": 15}, False),  # 240 + 15 > 250
+    ({f"{W}.path.0.grace_s": 255, f"{W}.path.0.shutdown_delay_s": 15}, False),
+])
+def test_the_audit_of_web_behind_its_controller_agrees_with_check(web_manifests, tmp_path, run_audit,
+                                                                 changes, in_annotation) -> None:
+    stack = build(changes)
+    web = yaml.safe_load(yaml.safe_dump(web_manifests))
+    of(web, "Deployment", "web")["metadata"]["annotations"] = fact_annotations(stack.services[WEB])  # as render writes
+    file = tmp_path / "web.yaml"
+    file.write_text(yaml.safe_dump_all(web + controller(stack.services[WEB].path[0], in_annotation)))
+    run = run_audit("--format", "json", "--all", "--kubernetes-version", "1.30", str(file))
+    assert run.code in (0, 1), run.err
+    audited = sorted((f["id"], f["status"]) for f in run.findings() if f["subject"] == "web/Deployment/web"
+                     and f["id"] in RULES)
+    checked = sorted((f.id, f.status) for f in evaluate(stack) if f.subject == "web" and f.id in RULES)
+    assert audited == checked and len(checked) == 4  # the pair, the request, the reload's two
+
+
+# ---- the linker's choices ---------------------------------------------------------------------
+def shop(tmp_path: Path, edit=None) -> Path:
+    docs = list(yaml.safe_load_all(CORPUS.read_text()))
+    if edit is not None:
+        docs = edit(docs)
+    file = tmp_path / "shop.yaml"
+    file.write_text(yaml.safe_dump_all(docs))
+    return file
+
+
+def of(docs: list[dict], kind: str, name: str) -> dict:
+    return next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name)
+
+
+def findings(run_audit, file: Path, subject: str = "shop/Deployment/web") -> dict[str, dict]:
+    run = run_audit("--format", "json", "--all", "--kubernetes-version", "1.30", str(file))
+    return {f["id"]: f for f in run.findings() if f["subject"] == subject and f["id"] in RULES}, run
+
+
+def without(kind: str, name: str):
+    return lambda docs: [d for d in docs if not (d["kind"] == kind and d["metadata"]["name"] == name)]
+
+
+def test_the_corpus_reads_the_configmap_the_flags_and_the_annotation(run_audit, tmp_path) -> None:
+    found, _ = findings(run_audit, shop(tmp_path))
+    assert "upstream-keepalive-timeout 60s (path[0].upstream_idle_s)" in found["keepalive-chain-ordered"]["message"]
+    assert "proxy-read-timeout 20s" in found["timeouts-shrink-inward"]["message"]
+
+
+def test_without_the_controller_an_ingress_nginx_class_takes_its_defaults_and_says_so(run_audit, tmp_path) -> None:
+    found, run = findings(run_audit, shop(tmp_path, without("Deployment", "ingress-nginx-controller")))
+    assert "upstream-keepalive-timeout (ingress-nginx default)" in found["keepalive-chain-ordered"]["message"]
+    assert any("its ingress-nginx controller is not in the input" in n for n in run.notes())
+
+
+def test_without_its_configmap_the_controllers_defaults_are_judged_and_said(run_audit, tmp_path) -> None:
+    found, run = findings(run_audit, shop(tmp_path, without("ConfigMap", "ingress-nginx-controller")))
+    assert "upstream-keepalive-timeout (ingress-nginx default)" in found["keepalive-chain-ordered"]["message"]
+    assert any("ConfigMap ingress-nginx/ingress-nginx-controller not in the input" in n for n in run.notes())
+
+
+def test_without_an_ingressclass_the_controllers_ingress_class_flag_decides(run_audit, tmp_path) -> None:
+    found, _ = findings(run_audit, shop(tmp_path, without("IngressClass", "nginx")))
+    assert set(found) == set(RULES)  # --ingress-class=nginx: still its Ingress
+
+    def other_class(docs):
+        docs = without("IngressClass", "nginx")(docs)
+        of(docs, "Ingress", "web")["spec"]["ingressClassName"] = "traefik"
+        return docs
+    found, _ = findings(run_audit, shop(tmp_path, other_class))
+    assert found == {}  # another controller's Ingress: no ingress-nginx hop
+
+
+def test_an_ingressclass_of_another_controller_is_not_ingress_nginxs(run_audit, tmp_path) -> None:
+    def alb(docs):
+        of(docs, "IngressClass", "nginx")["spec"]["controller"] = "ingress.k8s.aws/alb"
+        return docs
+    found, _ = findings(run_audit, shop(tmp_path, alb))
+    assert "keepalive-chain-ordered" not in found
+
+
+def test_the_shortest_read_timeout_of_several_ingresses_is_judged(run_audit, tmp_path) -> None:
+    def second(docs):
+        extra = yaml.safe_load(yaml.safe_dump(of(docs, "Ingress", "web")))
+        extra["metadata"] = {"name": "web-slow", "namespace": "shop",
+                             "annotations": {N.READ_TIMEOUT_ANNOTATION: "90"}}
+        of(docs, "Ingress", "web")["metadata"]["annotations"][N.READ_TIMEOUT_ANNOTATION] = "35"
+        return docs + [extra]
+    found, run = findings(run_audit, shop(tmp_path, second))
+    assert found["timeouts-shrink-inward"]["status"] == "ok" and "proxy-read-timeout 35s" in found[
+        "timeouts-shrink-inward"]["message"]
+    assert any("the shortest, 35s, is judged" in n for n in run.notes())
+
+
+def test_a_read_timeout_the_controller_ignores_is_a_note_and_the_configmaps_value_judged(run_audit, tmp_path) -> None:
+    def seconds_suffix(docs):
+        of(docs, "Ingress", "web")["metadata"]["annotations"][N.READ_TIMEOUT_ANNOTATION] = "20s"
+        return docs
+    found, run = findings(run_audit, shop(tmp_path, seconds_suffix))
+    assert "proxy-read-timeout (ingress-nginx default) 60s" in found["timeouts-shrink-inward"]["message"]
+    assert any("'20s' is not whole seconds" in n for n in run.notes())
+
+
+def test_a_bad_configmap_value_is_one_line_naming_the_configmap(run_audit, tmp_path) -> None:
+    def bad(docs):
+        of(docs, "ConfigMap", "ingress-nginx-controller")["data"]["keep-alive"] = "75s"
+        return docs
+    run = run_audit("--kubernetes-version", "1.30", str(shop(tmp_path, bad)))
+    assert run.code == 2 and "Traceback" not in run.err
+    lines = [ln for ln in run.err.splitlines() if "ConfigMap ingress-nginx/ingress-nginx-controller" in ln]
+    assert lines and all("data.keep-alive: expected whole seconds, got '75s'" in ln for ln in lines)

@@ -1,0 +1,101 @@
+"""ingress-nginx read from its resources (`timing.extract.ingress_nginx`, issue 12): the
+controller by its image, its flags with the controller's own defaults, its ConfigMap keys and
+units, and the per-Ingress read timeout the controller takes only as whole seconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from lockstep.timing.extract import ingress_nginx as N
+from lockstep.timing.extract.nodes import FieldError
+from lockstep.timing.hopkinds import INGRESS_NGINX
+
+
+def workload(*containers: dict, grace: object = None) -> dict:
+    spec: dict = {"containers": list(containers)}
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    return {"spec": {"template": {"spec": spec}}}
+
+
+CONTROLLER = {"name": "controller", "image": "registry.k8s.io/ingress-nginx/controller:v1.11.2@sha256:abc",
+              "args": ["/nginx-ingress-controller", "--configmap=$(POD_NAMESPACE)/ingress-nginx-controller",
+                       "--shutdown-grace-period=15", "--enable-metrics", "--ingress-class=edge", "not-a-flag"]}
+
+
+def test_the_controller_is_found_by_its_image_among_the_pods_containers() -> None:
+    assert N.controller_container(workload({"name": "proxy", "image": "envoy"}, CONTROLLER)) is CONTROLLER
+    assert N.controller_container(workload({"name": "web", "image": "nginx:1.27"})) is None  # plain nginx is not it
+    assert N.controller_container({"spec": {}}) is None
+    puller = {"name": "warm", "image": "busybox", "command": ["crane", "pull", CONTROLLER["image"]]}
+    assert N.controller_container(workload(puller)) is None  # the image, not any mention of it
+    assert N.controller_container(workload({"name": "unnamed"})) is None
+
+
+def test_flags_are_name_value_pairs_the_last_one_winning() -> None:
+    given = N.flags({"args": [*CONTROLLER["args"], "--ingress-class=public"]})
+    assert given == {"--configmap": "$(POD_NAMESPACE)/ingress-nginx-controller", "--shutdown-grace-period": "15",
+                     "--enable-metrics": "true", "--ingress-class": "public"}
+    assert N.flags({}) == {}
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ({"--configmap": "$(POD_NAMESPACE)/ingress-nginx-controller"}, ("ingress-nginx", "ingress-nginx-controller")),
+    ({"--configmap": "edge/nginx-config"}, ("edge", "nginx-config")),
+    ({"--configmap": "nginx-config"}, ("ingress-nginx", "nginx-config")),
+    ({"--configmap": ""}, None), ({}, None),
+])
+def test_the_configmap_flag_names_namespace_and_name(given, expected) -> None:
+    assert N.configmap_ref(given, "ingress-nginx") == expected
+
+
+def test_the_classes_default_to_the_controllers_own() -> None:
+    assert N.classes({}) == ("k8s.io/ingress-nginx", "nginx")
+    assert N.classes({"--controller-class": "example.com/edge", "--ingress-class": "edge"}) == ("example.com/edge", "edge")
+
+
+def test_the_configmap_keys_are_the_hop_tables_upstream_names() -> None:
+    data = {INGRESS_NGINX.upstream[f]: v for f, v in (("client_idle_s", "75"), ("upstream_idle_s", " 60 "),
+                                                      ("request_timeout_s", "30"), ("worker_shutdown_s", "4m"))}
+    assert N.configmap_values({"data": {**data, "proxy-send-timeout": "9"}}) == {
+        "client_idle_s": 75, "upstream_idle_s": 60, "request_timeout_s": 30, "worker_shutdown_s": 240}
+    assert N.configmap_values({"data": {"worker-shutdown-timeout": "240"}}) == {"worker_shutdown_s": 240}
+    assert N.configmap_values({}) == {}
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("keep-alive", "75s", "data.keep-alive: expected whole seconds, got '75s'"),
+    ("upstream-keepalive-timeout", "-1", "data.upstream-keepalive-timeout: expected whole seconds, got '-1'"),
+    ("worker-shutdown-timeout", "soon", "data.worker-shutdown-timeout: 'soon' is not a duration"),
+])
+def test_a_bad_configmap_value_is_one_line_naming_its_key(key, value, message) -> None:
+    with pytest.raises(FieldError) as err:
+        N.configmap_values({"data": {key: value}})
+    assert str(err.value).startswith(message)
+
+
+def test_the_controllers_pod_states_its_shutdown_delay_and_grace() -> None:
+    assert N.controller_values(workload(CONTROLLER, grace=300), N.flags(CONTROLLER)) == {
+        "shutdown_delay_s": 15, "grace_s": 300}
+    assert N.controller_values(workload(CONTROLLER), {}) == {}
+    with pytest.raises(FieldError, match=r"^args --shutdown-grace-period: expected whole seconds, got '15s'$"):
+        N.controller_values(workload(CONTROLLER), {"--shutdown-grace-period": "15s"})
+    with pytest.raises(FieldError, match=r"^spec\.template\.spec\.terminationGracePeriodSeconds: expected whole"):
+        N.controller_values(workload(CONTROLLER, grace="x"), {})
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    (None, (None, "")), ("20", (20, "")), (" 20 ", (20, "")),
+    ("60s", (None, f"{N.READ_TIMEOUT_ANNOTATION}: '60s' is not whole seconds: the controller ignores it "
+                   "and uses its ConfigMap's value")),
+])
+def test_an_ingress_read_timeout_is_whole_seconds_else_ignored_as_the_controller_does(raw, expected) -> None:
+    annotations = {} if raw is None else {N.READ_TIMEOUT_ANNOTATION: raw}
+    assert N.read_timeout(annotations) == expected
+
+
+def test_the_names_read_are_the_controllers() -> None:
+    assert N.READ_TIMEOUT_ANNOTATION == "nginx.ingress.kubernetes.io/proxy-read-timeout"
+    assert N.SHUTDOWN_FLAG == "--shutdown-grace-period"
+    assert [INGRESS_NGINX.upstream[f] for f in N.CONFIGMAP_FIELDS] == [
+        "keep-alive", "upstream-keepalive-timeout", "proxy-read-timeout", "worker-shutdown-timeout"]

@@ -1,0 +1,106 @@
+"""Which ingress-nginx controller stands in front of a workload, and the resources that set its
+hop's numbers (issue 12): the Ingresses routing to the Services that select the pods, the
+controller serving their class (by image: `timing.extract.ingress_nginx`), its `--configmap`
+ConfigMap, its flags and grace.
+
+An Ingress belongs to a controller when its IngressClass (in the input) names the controller's
+`--controller-class`, or, without that IngressClass in the input, when its class (or the
+legacy `kubernetes.io/ingress.class` annotation) is the controller's `--ingress-class`. An
+Ingress of an ingress-nginx IngressClass whose controller is not in the input gets the
+controller's defaults, and a note says so; one whose class no input resource explains is
+not read. Several Ingresses with different `proxy-read-timeout`s: the shortest is
+judged (the one a request can break), and a note names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lockstep.timing.bind.index import Index
+from lockstep.timing.bind.lbs import ingress_class
+from lockstep.timing.bind.mesh import Origins, read_from
+from lockstep.timing.bind.resource import Resource
+from lockstep.timing.extract import ingress_nginx as N
+from lockstep.timing.hopkinds import INGRESS_NGINX
+
+POD = ("spec", "template", "spec")
+
+
+@dataclass(frozen=True)
+class Controller:
+    resource: Resource
+    flags: dict[str, str]
+    configmap: Resource | None
+    configmap_ref: tuple[str, str] | None
+    controller_class: str
+    ingress_class: str
+
+
+def controllers(idx: Index) -> list[Controller]:
+    out = []
+    for r in idx.all("Deployment") + idx.all("DaemonSet"):
+        container = N.controller_container(r.obj)
+        if container is None:
+            continue
+        given = N.flags(container)
+        ref = N.configmap_ref(given, r.namespace)
+        cm = next((m for m in idx.of("ConfigMap", ref[0]) if m.name == ref[1]), None) if ref else None
+        out.append(Controller(r, given, cm, ref, *N.classes(given)))
+    return out
+
+
+def serving(ing: Resource, found: list[Controller], classes: dict[str, Any]) -> tuple[Controller | None, bool]:
+    """(the controller serving the Ingress, whether the Ingress is ingress-nginx's at all)."""
+    cls = ingress_class(ing)
+    if cls in classes:
+        match = [c for c in found if c.controller_class == classes[cls]]
+        return (match[0] if match else None), bool(match) or classes[cls] == N.CONTROLLER_CLASS
+    match = [c for c in found if c.ingress_class == cls]
+    return (match[0] if match else None), bool(match)
+
+
+def nginx_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
+               notes: list[str]) -> list[tuple[dict[str, Any], Origins]]:
+    """The workload's ingress-nginx hop (none: no ingress-nginx Ingress routes to it), with
+    where each of its numbers was written."""
+    if "nginx" not in ctx:
+        ctx["nginx"] = controllers(idx)
+    ingresses = [ing for s in services for ing, _ in idx.backends.get((s.namespace, s.name), [])]
+    routed = [(ing, *serving(ing, ctx["nginx"], ctx["classes"])) for ing in dict.fromkeys(ingresses)]
+    routed = [(ing, ctl) for ing, ctl, ours in routed if ours]
+    if not routed:
+        return []
+    ctl = next((c for _, c in routed if c is not None), None)
+    hop: dict[str, Any] = {"kind": INGRESS_NGINX.name}
+    origins: Origins = {}
+    if ctl is None:
+        notes.append(f"{routed[0][0].ref}: its ingress-nginx controller is not in the input: its ConfigMap, "
+                     "flags and grace are the controller's defaults")
+    else:
+        if ctl.configmap is not None:
+            cm = ctl.configmap
+            values = read_from(cm, lambda: N.configmap_values(cm.obj))
+            hop.update(values)
+            origins.update({f: (cm, ("data", N.NAMES[f])) for f in values})
+        elif ctl.configmap_ref is not None:
+            notes.append(f"{ctl.resource.ref}: ConfigMap {'/'.join(ctl.configmap_ref)} not in the input: "
+                         "the controller's defaults are judged")
+        values = read_from(ctl.resource, lambda: N.controller_values(ctl.resource.obj, ctl.flags))
+        hop.update(values)
+        origins.update({f: (ctl.resource, (*POD, "terminationGracePeriodSeconds") if f == "grace_s" else POD)
+                        for f in values})
+    base = hop.get("request_timeout_s", INGRESS_NGINX.defaults["request_timeout_s"])
+    timeouts: list[tuple[int, Resource | None]] = []
+    for ing, _ in routed:
+        value, note = N.read_timeout(ing.meta("annotations"))
+        notes += [f"{ing.ref}: {note}"] if note else []
+        timeouts.append((value, ing) if value is not None else (base, None))
+    shortest = min(timeouts, key=lambda t: t[0])
+    if len({t for t, _ in timeouts}) > 1:
+        notes.append(f"{len(timeouts)} Ingresses route to these pods with different proxy-read-timeouts: "
+                     f"the shortest, {shortest[0]}s, is judged")
+    if shortest[1] is not None:
+        hop["request_timeout_s"] = shortest[0]
+        origins["request_timeout_s"] = (shortest[1], ("metadata", "annotations", N.READ_TIMEOUT_ANNOTATION))
+    return [(hop, origins)]

@@ -1,0 +1,117 @@
+"""ingress-nginx as its resources state it: the controller (its container's flags, its pod's
+grace), its ConfigMap, and the per-Ingress annotations, read into the fields of the
+`ingress-nginx` hop (`timing.hopkinds.INGRESS_NGINX`, whose upstream names are the ConfigMap
+keys and flags read here). `timing.bind.nginx` finds which resources belong together.
+
+From the controller's code (kubernetes/ingress-nginx): `--controller-class` defaults to
+`k8s.io/ingress-nginx` and `--ingress-class` to `nginx` (internal/ingress/controller/
+ingressclass: DefaultControllerName, DefaultAnnotationValue); `--configmap` names the ConfigMap
+as `namespace/name` (the chart passes `$(POD_NAMESPACE)/<release>-controller`). The ConfigMap's
+`keep-alive`, `upstream-keepalive-timeout` and `proxy-read-timeout` are whole seconds;
+`worker-shutdown-timeout` is an nginx time ("240s"). The `nginx.ingress.kubernetes.io/
+proxy-read-timeout` annotation is whole seconds: the annotation parser takes integers only and
+the controller falls back to the ConfigMap's value for anything else (internal/ingress/
+annotations/proxy/main.go), so such a value is a note here, not an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from lockstep.timing.extract.nodes import FieldError, duration_s
+from lockstep.timing.extract.values import get, items
+from lockstep.timing.hopkinds import INGRESS_NGINX
+
+CONTROLLER_IMAGE: Final = "/ingress-nginx/controller"  # registry.k8s.io/ingress-nginx/controller[:tag][@digest]
+CONTROLLER_CLASS: Final = "k8s.io/ingress-nginx"
+INGRESS_CLASS: Final = "nginx"
+ANNOTATION: Final = "nginx.ingress.kubernetes.io/"
+NAMES: Final = INGRESS_NGINX.upstream  # model field → ConfigMap key, flag or pod field
+# The fields the controller's ConfigMap sets, and the one an Ingress annotation overrides.
+CONFIGMAP_FIELDS: Final = ("client_idle_s", "upstream_idle_s", "request_timeout_s", "worker_shutdown_s")
+READ_TIMEOUT_ANNOTATION: Final = ANNOTATION + NAMES["request_timeout_s"]
+SHUTDOWN_FLAG: Final = NAMES["shutdown_delay_s"]
+_FLAG = re.compile(r"^(--[a-z0-9-]+)(?:=(.*))?$")
+
+
+def controller_container(workload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ingress-nginx controller container of a Deployment or DaemonSet, by its image."""
+    for c in items(get(workload, "spec", "template", "spec", "containers")):
+        if CONTROLLER_IMAGE in str(get(c, "image")):
+            return c
+    return None
+
+
+def flags(container: Mapping[str, Any]) -> dict[str, str]:
+    """`--name=value` arguments (a bare `--name` is "true"), the last one winning."""
+    out = {}
+    for arg in items(get(container, "args")):
+        m = _FLAG.match(str(arg))
+        if m:
+            out[m.group(1)] = "true" if m.group(2) is None else m.group(2)
+    return out
+
+
+def configmap_ref(given: Mapping[str, str], namespace: str) -> tuple[str, str] | None:
+    """(namespace, name) of the controller's ConfigMap; None: it reads none."""
+    raw = given.get("--configmap")
+    if not raw:
+        return None
+    ns, _, name = raw.rpartition("/")
+    return ((namespace if ns in ("", "$(POD_NAMESPACE)") else ns), name)
+
+
+def classes(given: Mapping[str, str]) -> tuple[str, str]:
+    """(the IngressClass controller it serves, the class name it takes without an IngressClass)."""
+    return given.get("--controller-class", CONTROLLER_CLASS), given.get("--ingress-class", INGRESS_CLASS)
+
+
+def _whole(raw: Any, where: str) -> int:
+    text = str(raw).strip()
+    if not text.isdigit():
+        raise FieldError(f"{where}: expected whole seconds, got {raw!r}")
+    return int(text)
+
+
+def _time(raw: Any, where: str) -> int:
+    """An nginx time: whole seconds, or with units ("240s", "4m")."""
+    text = str(raw).strip()
+    return int(text) if text.isdigit() else duration_s(text, where)
+
+
+def configmap_values(configmap: Mapping[str, Any]) -> dict[str, int]:
+    """The hop fields the controller's ConfigMap states (whole seconds; worker-shutdown-timeout
+    an nginx time such as "240s")."""
+    data = get(configmap, "data") or {}
+    out = {}
+    for f in CONFIGMAP_FIELDS:
+        key = NAMES[f]
+        if data.get(key) is not None:
+            out[f] = (_time if f == "worker_shutdown_s" else _whole)(data[key], f"data.{key}")
+    return out
+
+
+def controller_values(workload: Mapping[str, Any], given: Mapping[str, str]) -> dict[str, int]:
+    """The hop fields the controller's own pod states: `--shutdown-grace-period` and the grace."""
+    out = {}
+    if SHUTDOWN_FLAG in given:
+        out["shutdown_delay_s"] = _whole(given[SHUTDOWN_FLAG], f"args {SHUTDOWN_FLAG}")
+    grace = get(workload, "spec", "template", "spec", "terminationGracePeriodSeconds")
+    if grace is not None:
+        out["grace_s"] = _whole(grace, "spec.template.spec.terminationGracePeriodSeconds")
+    return out
+
+
+def read_timeout(annotations: Mapping[str, Any]) -> tuple[int | None, str]:
+    """An Ingress's proxy-read-timeout annotation: (whole seconds or None, a note when the
+    controller ignores its value)."""
+    raw = annotations.get(READ_TIMEOUT_ANNOTATION)
+    if raw is None:
+        return None, ""
+    text = str(raw).strip()
+    if not text.isdigit():
+        return None, (f"{READ_TIMEOUT_ANNOTATION}: {raw!r} is not whole seconds: the controller ignores it "
+                      "and uses its ConfigMap's value")
+    return int(text), ""
