@@ -406,8 +406,18 @@ def failover_time(fo: Failover) -> Term:
                   fields=("failover.check_interval_s", "failover.failure_threshold"), expr=e)  # pragma: no mutate
     reconnect = source_field("failover.client_reconnect_s", fo, "client_reconnect_s")
     if fo.mode == "dns":
-        return total("failover_time", detect, failover_ttl(fo), reconnect)
+        return total("failover_time", detect, stale_for(fo), reconnect)
     return total("failover_time", detect, reconnect)
+
+
+def stale_for(fo: Failover) -> Term:
+    """How long a client may still use the failed region's address: the record's TTL, or its own
+    DNS cache when that is longer (client-dns-cache-within-ttl)."""
+    ttl = failover_ttl(fo)
+    cache = source_field("failover.client_dns_cache_s", fo, "client_dns_cache_s")
+    e = None if ttl.expr is None or cache.expr is None else E.largest(ttl.expr, cache.expr)  # pragma: no mutate
+    return Term("max(ttl, client_dns_cache)", max(int(ttl.value), int(cache.value)), f"max({_part(ttl)}, {_part(cache)})",
+                ttl.unknown + cache.unknown, fields=fields_of(ttl, cache), expr=e)  # pragma: no mutate
 
 
 def failover_tolerance(fo: Failover) -> Term:

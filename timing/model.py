@@ -597,6 +597,9 @@ class FailoverTiming(Strict):
     ttl_s: _int(L.DNS_TTL) | None = Field(default=None, description="dns, non-alias records only")
     alias: bool = False
     client_reconnect_s: Seconds | None = Field(description="null: unknown (rules that need it are skipped)")
+    client_dns_cache_s: Seconds | None = Field(
+        default=None, description="dns: how long clients keep a resolved name before asking again (the JVM's "
+        "`networkaddress.cache.ttl`, an SDK's or a resolver's cache); null: unknown (rules that need it are skipped)")
     rto_s: _int(L.Range(1, 86400)) | None = Field(description="null: unknown (rules that need it are skipped)")
     failback_checks: _int(L.Range(1, 100)) | None = Field(
         description="passing checks before the primary is used again; null: unknown")

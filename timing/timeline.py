@@ -102,9 +102,10 @@ def failover_timeline(fo: Failover) -> Timeline:
     spans = [Span(0, detect, "health checks fail (interval × failures)", "failover.check_interval_s")]
     at = detect
     if fo.mode == "dns":
-        ttl = _v(d.failover_ttl(fo))
-        spans.append(Span(at, at + ttl, "resolvers keep the old answer (TTL)", d.failover_ttl(fo).source))
-        at += ttl
+        stale = d.stale_for(fo)
+        spans.append(Span(at, at + _v(stale), "resolvers and clients keep the old answer (TTL, or the clients' "
+                          "DNS cache when longer)", stale.source))
+        at += _v(stale)
     else:
         spans.append(Span(at, at, "negotiate returns the secondary endpoint"))
     spans.append(Span(at, at + fo.client_reconnect_s, "clients reconnect", "failover.client_reconnect_s"))

@@ -72,6 +72,7 @@ def valid_values(draw: st.DrawFn) -> dict[str, Any]:
     fo = v["failover"]
     fo["check_interval_s"], fo["failure_threshold"] = draw(st.sampled_from([(10, 1), (10, 2), (10, 3), (30, 1)]))
     fo["ttl_s"] = draw(st.integers(0, 30))
+    fo["client_dns_cache_s"] = draw(st.integers(0, fo["ttl_s"]))  # client-dns-cache-within-ttl
     return v
 
 

@@ -41,8 +41,9 @@ def test_every_integer_of_the_stack_is_found_and_no_boolean():
     # odds-stream (the blue-green Rollout) adds 41; the heartbeat service states resync_period_s,
     # confirm_timeout_s, ack_timeout_s (defaults); each NLB/ALB its unhealthy draining interval
     # (default 0, 3 LBs), the node sources five numbers; the heartbeat's broker link three (its
-    # heartbeat, the idle timeout on its way, the broker's consumer_timeout default)
-    assert len(found) == 230
+    # heartbeat, the idle timeout on its way, the broker's consumer_timeout default); the
+    # failover the clients' DNS cache
+    assert len(found) == 231
 
 
 def test_changing_one_number_leaves_the_original_untouched():

@@ -327,8 +327,12 @@ def stack_errors(stack: Stack) -> set[str]:
         if fo.mode == "dns" and (fo.check_interval_s not in (10, 30) or not 1 <= fo.failure_threshold <= 10):
             broken.append(("lb-values-in-range", "failover"))
         ttl = (60 if fo.alias else fo.ttl_s) if fo.mode == "dns" else 0
-        if fo.check_interval_s * fo.failure_threshold + ttl + fo.client_reconnect_s > fo.rto_s:
+        # a client caching a name longer than the TTL keeps the failed region's address as long
+        cache = fo.client_dns_cache_s if fo.mode == "dns" and fo.client_dns_cache_s is not None else 0
+        if fo.check_interval_s * fo.failure_threshold + max(ttl, cache) + fo.client_reconnect_s > fo.rto_s:
             broken.append(("failover-within-rto", "failover"))
+        if fo.mode == "dns" and cache > ttl:
+            broken.append(("client-dns-cache-within-ttl", "failover"))
         entry = by_name[fo.entry_service]
         if capacity(entry) != "ok":
             blip = (_pod_ready(entry) if entry.lb is None

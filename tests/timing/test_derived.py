@@ -254,11 +254,19 @@ def test_a_statefulset_rollout_replaces_every_pod_in_turn() -> None:
 
 
 # ---- failover -------------------------------------------------------------------------------------------
-def test_failover_time_in_dns_mode_is_detection_plus_ttl_plus_reconnect() -> None:
+def test_failover_time_in_dns_mode_is_detection_plus_the_longer_of_ttl_and_cache_plus_reconnect() -> None:
     fo = build().failover
     assert shown(d.failover_ttl(fo)) == Term("ttl", 60, "failover.ttl_s")
+    assert shown(d.stale_for(fo)) == Term("max(ttl, client_dns_cache)", 60,
+                                          "max(failover.ttl_s 60, failover.client_dns_cache_s 30)", ())
     assert shown(d.failover_time(fo)) == Term(
-        "failover_time", 100, "detect 30 + failover.ttl_s 60 + failover.client_reconnect_s 10", ())
+        "failover_time", 100, "detect 30 + max(ttl, client_dns_cache) 60 + failover.client_reconnect_s 10", ())
+    longer = build({"failover.client_dns_cache_s": 90}).failover
+    assert (d.stale_for(longer).value, d.failover_time(longer).value) == (90, 130)
+    unknown = build({"failover.client_dns_cache_s": None}).failover
+    assert shown(d.stale_for(unknown)) == Term("max(ttl, client_dns_cache)", 60,
+                                               "max(failover.ttl_s 60, failover.client_dns_cache_s ?)",
+                                               ("failover.client_dns_cache_s",))
 
 
 def test_alias_records_have_the_fixed_60s_ttl() -> None:
@@ -309,7 +317,8 @@ def test_each_derived_time_carries_every_field_it_reads_in_order() -> None:
                                                            "probes.liveness.period_s")
     assert d.pod_ready(stack.heartbeat).fields == ("warmup_s", *READY, "min_ready_s")
     assert d.failover_time(stack.failover).fields == ("failover.check_interval_s", "failover.failure_threshold",
-                                                      "failover.ttl_s", "failover.client_reconnect_s")
+                                                      "failover.ttl_s", "failover.client_dns_cache_s",
+                                                      "failover.client_reconnect_s")
     assert d.failover_tolerance(stack.failover).fields == ("failover.failure_threshold",
                                                            "failover.check_interval_s")
 

@@ -25,17 +25,17 @@ def test_dns_failover_detection_ttl_and_reconnect_fit_the_rto(rto, reconnect) ->
 def test_a_dns_failover_slower_than_the_rto_prints_the_fix() -> None:
     stack = build({"failover.rto_s": 99})
     assert only(stack, "failover-within-rto").render() == (
-        "ERROR failover-within-rto  failover: failover_time 100s (detect 30 + failover.ttl_s 60 + "
+        "ERROR failover-within-rto  failover: failover_time 100s (detect 30 + max(ttl, client_dns_cache) 60 + "
         "failover.client_reconnect_s 10) > rto 99s (failover.rto_s)  slack -1s → check more often, lower the TTL "
-        "or the client reconnect time, or agree a longer RTO")
+        "(and the clients' DNS cache) or the client reconnect time, or agree a longer RTO")
 
 
 def test_alias_records_answer_with_the_elbs_fixed_60s_ttl() -> None:
     stack = build({"failover.alias": True, "failover.ttl_s": None, "failover.rto_s": 99})
     assert only(stack, "failover-within-rto").render() == (
-        "ERROR failover-within-rto  failover: failover_time 100s (detect 30 + ttl 60 + failover.client_reconnect_s "
-        "10) > rto 99s (failover.rto_s)  slack -1s → check more often, lower the TTL or the client reconnect time, "
-        "or agree a longer RTO")
+        "ERROR failover-within-rto  failover: failover_time 100s (detect 30 + max(ttl, client_dns_cache) 60 + "
+        "failover.client_reconnect_s 10) > rto 99s (failover.rto_s)  slack -1s → check more often, lower the TTL "
+        "(and the clients' DNS cache) or the client reconnect time, or agree a longer RTO")
 
 
 @given(seconds(1, 60), seconds(1, 10), seconds(1, 400))

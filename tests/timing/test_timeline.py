@@ -126,10 +126,11 @@ def test_dns_failover_waits_for_detection_ttl_and_reconnect(stack):
     assert tl.title == "failover (dns): region loss to clients served"
     assert tl.spans == (
         Span(0, 30, "health checks fail (interval × failures)", "failover.check_interval_s"),
-        Span(30, 90, "resolvers keep the old answer (TTL)", "failover.ttl_s"),
+        Span(30, 90, "resolvers and clients keep the old answer (TTL, or the clients' DNS cache when longer)",
+             "max(failover.ttl_s 60, failover.client_dns_cache_s 30)"),
         Span(90, 100, "clients reconnect", "failover.client_reconnect_s"),
         Span(100, 100, "clients served by the other region",
-             "detect 30 + failover.ttl_s 60 + failover.client_reconnect_s 10"),
+             "detect 30 + max(ttl, client_dns_cache) 60 + failover.client_reconnect_s 10"),
         Span(120, 120, "recovery time objective", "failover.rto_s"),
     )
 
@@ -144,8 +145,9 @@ def test_negotiate_failover_has_no_dns_ttl(stack):
 
 def test_alias_records_use_the_fixed_sixty_second_ttl(stack):
     fo = stack.failover.model_copy(update={"alias": True, "ttl_s": None})
-    assert failover_timeline(fo).spans[1] == Span(30, 90, "resolvers keep the old answer (TTL)",
-                                                  "alias record: fixed")
+    assert failover_timeline(fo).spans[1] == Span(
+        30, 90, "resolvers and clients keep the old answer (TTL, or the clients' DNS cache when longer)",
+        "max(ttl 60, failover.client_dns_cache_s 30)")
 
 
 def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
@@ -242,3 +244,9 @@ def test_mermaid_ids_number_timelines_and_their_spans():
     tls = [Timeline("a", (Span(0, 1, "x"), Span(1, 2, "y"))), Timeline("b", (Span(0, 3, "z"),))]
     rows = [r.split(" :", 1)[1] for r in render_mermaid(tls).splitlines() if " :" in r]
     assert [r.split(",")[0] for r in rows] == ["t0_0", "t0_1", "t1_0"]
+
+
+def test_a_clients_longer_dns_cache_holds_the_old_answer_as_long(stack):
+    fo = stack.failover.model_copy(update={"client_dns_cache_s": 90})
+    spans = failover_timeline(fo).spans
+    assert (spans[1].start_s, spans[1].end_s, spans[3].start_s) == (30, 120, 130)

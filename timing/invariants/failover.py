@@ -39,7 +39,8 @@ def failover_within_rto(stack: Stack, ctx: Ctx) -> list[Verdict]:
         return []
     return [judge("failover", d.failover_time(fo), "<=",
                   d.field("rto", fo, "rto_s", "failover.rto_s"),
-                  "check more often, lower the TTL or the client reconnect time, or agree a longer RTO")]
+                  "check more often, lower the TTL (and the clients' DNS cache) or the client reconnect time, "
+                  "or agree a longer RTO")]
 
 
 def failover_ignores_deploys(stack: Stack, ctx: Ctx) -> list[Verdict]:
@@ -81,3 +82,15 @@ def failback_is_deliberate(stack: Stack, ctx: Ctx) -> list[Verdict]:
                        Term("deliberate", "never or staggered", ""),
                        "close secondary connections in a staggered step, or let clients stay"))
     return found
+
+
+def client_dns_cache_within_ttl(stack: Stack, ctx: Ctx) -> list[Verdict]:
+    """DNS failover moves clients only once they ask again: a client caching a name longer than
+    the record's TTL keeps sending to the failed region (AWS SDK for Java, "Set the JVM TTL for
+    DNS name lookups"; grpc-java #10581)."""
+    fo = stack.failover
+    if fo is None or fo.mode != "dns":
+        return []
+    ttl = d.failover_ttl(fo)
+    return [judge("failover", d.field("client_dns_cache", fo, "client_dns_cache_s", "failover.client_dns_cache_s"),
+                  "<=", ttl, f"cache resolved names for ≤{int(ttl.value)}s in the clients (the record's TTL)")]

@@ -124,6 +124,8 @@ RULES: tuple[Rule, ...] = (
          ("stack", hb.heartbeat_deploy_invisible)),
     rule("failover-within-rto", ERROR, "config", "the RTO and the clients' reconnect time are in no resource",
          ("stack", fo.failover_within_rto)),
+    rule("client-dns-cache-within-ttl", ERROR, "config", "how long clients cache a resolved name is client "
+         "configuration no resource states", ("stack", fo.client_dns_cache_within_ttl)),
     rule("failover-ignores-deploys", ERROR, "resources",
          "Route 53 health check + record + entry workload + LB chain + HPA", ("stack", fo.failover_ignores_deploys)),
     rule("failback-is-deliberate", WARNING, "config", "failback checks and connection closing are application "
