@@ -176,7 +176,13 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 6
         deadline = time.monotonic() + settle_s  # no more faults: let everything be delivered
         while time.monotonic() < deadline and not settled():
             time.sleep(0.2)
-        time.sleep(1)  # the last beats reach the client
+        # Beats resume once the service has seen the broker and the gateway healthy again:
+        # wait (up to 20 s) until one sent after the settle has reached the client, so a
+        # loaded machine's late first beat is not read as none (beats that never resume are).
+        settled_at, read_before = time.time(), len(beats)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(t > settled_at for t, _ in beats[read_before:]):
+            time.sleep(0.2)
     finally:
         stop.set()
         svc.join(10)

@@ -6,6 +6,7 @@ Controller decide it, for the audit and the policy pack alike.
     LoadBalancer Service (controller's) ──► its NLB               PodDisruptionBudget ──(selector)──► pods
     HorizontalPodAutoscaler ──(scaleTargetRef)──► workload        Namespace label / template ⇒ readiness gate
     pod template / Namespace ⇒ mesh proxy ◄── DestinationRule (Service host), istio mesh ConfigMap
+    Ingress (ingress-nginx class) ──► its controller ──(--configmap)──► ConfigMap: the ingress hop
     heartbeat ConfigMap ──► its Deployment, the watched workloads Route 53 record ──► its health check
 
 Each workload becomes one `Subject` per load balancer in front of it (or one without). A
