@@ -67,3 +67,13 @@ def test_the_failover_rules_break_exactly_where_the_catalogues_formulas_do(mode,
     stack = build({"failover.mode": mode, "failover.client_dns_cache_s": cache, "failover.ttl_s": ttl,
                    "failover.rto_s": rto})
     assert error_ids(stack) == oracle.stack_errors(stack)
+
+
+def test_the_finding_names_the_clients_cache_and_the_records_ttl() -> None:
+    [f] = findings_of(build({"failover.client_dns_cache_s": 90, "failover.ttl_s": 60}), RULE)
+    assert f.render() == (f"ERROR {RULE}  failover: client_dns_cache 90s (failover.client_dns_cache_s) > ttl 60s "
+                          "(failover.ttl_s)  slack -30s → cache resolved names for ≤60s in the clients (the record's TTL)")
+    assert (f.subject, f.left.fields) == ("failover", ("failover.client_dns_cache_s",))
+    [f] = findings_of(build({"failover.client_dns_cache_s": None, "failover.ttl_s": 60}), RULE)
+    assert f.render() == (f"SKIPPED {RULE}  failover: client_dns_cache unknown (failover.client_dns_cache_s) ≤ ttl 60s "
+                          "(failover.ttl_s)  slack 60s → needs failover.client_dns_cache_s")
