@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from lockstep.timing.extract.nodes import FieldError, duration_s
+from lockstep.timing.extract.nodes import duration_s, whole_s
 from lockstep.timing.extract.values import get, items
 from lockstep.timing.hopkinds import INGRESS_NGINX
 
@@ -68,13 +68,6 @@ def classes(given: Mapping[str, str]) -> tuple[str, str]:
     return given.get("--controller-class", CONTROLLER_CLASS), given.get("--ingress-class", INGRESS_CLASS)
 
 
-def _whole(raw: Any, where: str) -> int:
-    text = str(raw).strip()
-    if not text.isdigit():
-        raise FieldError(f"{where}: expected whole seconds, got {raw!r}")
-    return int(text)
-
-
 def _time(raw: Any, where: str) -> int:
     """An nginx time: whole seconds, or with units ("240s", "4m")."""
     text = str(raw).strip()
@@ -89,7 +82,7 @@ def configmap_values(configmap: Mapping[str, Any]) -> dict[str, int]:
     for f in CONFIGMAP_FIELDS:
         key = NAMES[f]
         if data.get(key) is not None:
-            out[f] = (_time if f == "worker_shutdown_s" else _whole)(data[key], f"data.{key}")
+            out[f] = (_time if f == "worker_shutdown_s" else whole_s)(data[key], f"data.{key}")
     return out
 
 
@@ -97,10 +90,10 @@ def controller_values(workload: Mapping[str, Any], given: Mapping[str, str]) -> 
     """The hop fields the controller's own pod states: `--shutdown-grace-period` and the grace."""
     out = {}
     if SHUTDOWN_FLAG in given:
-        out["shutdown_delay_s"] = _whole(given[SHUTDOWN_FLAG], f"args {SHUTDOWN_FLAG}")
+        out["shutdown_delay_s"] = whole_s(given[SHUTDOWN_FLAG], f"args {SHUTDOWN_FLAG}")
     grace = get(workload, "spec", "template", "spec", "terminationGracePeriodSeconds")
     if grace is not None:
-        out["grace_s"] = _whole(grace, "spec.template.spec.terminationGracePeriodSeconds")
+        out["grace_s"] = whole_s(grace, "spec.template.spec.terminationGracePeriodSeconds")
     return out
 
 

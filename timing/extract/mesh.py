@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import yaml
 
-from lockstep.timing.extract.nodes import FieldError, duration_s
+from lockstep.timing.extract.nodes import FieldError, duration_s, whole_s
 from lockstep.timing.extract.values import get
 
 ISTIO_INJECT = "sidecar.istio.io/inject"
@@ -101,12 +101,7 @@ def destination_idle(rule: Mapping[str, Any]) -> int | None:
 
 def linkerd_drain(pod_annotations: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> int | None:
     raw = pod_annotations.get(LINKERD_WAIT, (get(namespace, "metadata", "annotations") or {}).get(LINKERD_WAIT))
-    if raw is None:
-        return None
-    text = str(raw).strip()
-    if not text.isdigit():
-        raise FieldError(f"{LINKERD_WAIT}: expected whole seconds, got {raw!r}")
-    return int(text)
+    return None if raw is None else whole_s(raw, LINKERD_WAIT)
 
 
 def pod_metadata(kind: str, drain_s: int | None) -> tuple[dict[str, str], dict[str, str]]:

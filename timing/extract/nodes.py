@@ -51,6 +51,15 @@ def _path(where: str) -> tuple[Any, ...]:
     return tuple(int(k) if k.isdigit() else k for k in re.split(r"[.\[\]]+", where) if k)
 
 
+def whole_s(raw: Any, where: str) -> int:
+    """Whole seconds written as digits (an annotation, a flag, a ConfigMap value); anything
+    else is a `FieldError` naming `where`."""
+    text = str(raw).strip()
+    if not text.isdigit():
+        raise FieldError(f"{where}: expected whole seconds, got {raw!r}")
+    return int(text)
+
+
 def duration_s(raw: Any, where: str, lo: int = L.SECONDS.lo, hi: int = L.SECONDS.hi) -> int:
     """A Go duration as whole seconds, rounded down (the bound that holds: a grace of 1.5 s
     grants at least 1 s). Unparsable, negative or out of `lo`–`hi` s: `ExtractError` naming
