@@ -420,6 +420,15 @@ def stale_for(fo: Failover) -> Term:
                 ttl.unknown + cache.unknown, fields=fields_of(ttl, cache), expr=e)  # pragma: no mutate
 
 
+def shortest(label: str, *parts: Term) -> Term:
+    """The least of several terms (the first idle timeout on a way closes the connection); an
+    unknown part counts at its lower bound, which is then the least's too."""
+    es = exprs(*parts)  # pragma: no mutate
+    e = None if es is None else E.smallest(*es)  # pragma: no mutate
+    return Term(label, min(int(p.value) for p in parts), f"min({', '.join(_part(p) for p in parts)})",
+                tuple(u for p in parts for u in p.unknown), fields=fields_of(*parts), expr=e)  # pragma: no mutate
+
+
 def failover_tolerance(fo: Failover) -> Term:
     e = E.mul(E.sub(E.leaf(fo, "failure_threshold"), E.const(1)), E.leaf(fo, "check_interval_s"))  # pragma: no mutate
     return Term("tolerance", e.value,

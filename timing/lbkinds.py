@@ -55,6 +55,10 @@ class LbKind:
     # target (`target_health_state.unhealthy.*`, `deregistration_delay.connection_termination.enabled`:
     # NLB target groups only, ELBv2 target group attributes)
     connection_termination: bool = False
+    # the clients' HTTP/2 connection goes through to the target, pings and all (an NLB passes TCP
+    # through); an ALB ends it, and "does not support HTTP/2 PING frames: these do not reset the
+    # connection idle timeout" (ALB attributes doc, "Connection idle timeout")
+    passes_http2_through: bool = False
 
 
 ALB: Final = LbKind(
@@ -100,7 +104,7 @@ NLB: Final = LbKind(
     # a certificate makes the listener TLS (its idle timeout is then fixed); `type: nlb-ip` is the
     # controller's legacy spelling of IP targets (LBC Service annotations)
     annotated_protocol="TLS", health_check_follows_protocol=False, legacy_ip_type="nlb-ip",
-    connection_termination=True,
+    connection_termination=True, passes_http2_through=True,
 )
 KINDS: Final[dict[str, LbKind]] = {k.name: k for k in (ALB, NLB)}
 PROTOCOLS: Final = tuple(p for k in KINDS.values() for p in k.protocols)

@@ -238,6 +238,9 @@ class Sidecar(Strict):
 # RabbitMQ's `consumer_timeout` is 1800000 ms (30 min) unless the broker's config says
 # otherwise (RabbitMQ consumer acknowledgement docs, "Delivery Acknowledgement Timeout").
 RABBITMQ_CONSUMER_TIMEOUT_S = 1800
+# RDS Proxy closes a client connection idle 1800 s unless `IdleClientTimeout` says otherwise
+# (RDS user guide, "RDS Proxy connection considerations").
+RDS_PROXY_IDLE_CLIENT_TIMEOUT_S = 1800
 
 
 class BrokerLink(Strict):
@@ -268,6 +271,61 @@ class HeartbeatBrokerLink(BrokerLink):
         default=30, description="the AMQP heartbeat the service asks for, which pika keeps (0: off; null: take "
         "the broker's proposal, RabbitMQ's 60 s unless its config says otherwise)")
     manual_ack: bool = False
+
+
+# gRPC servers refuse keepalive pings closer together than 5 min unless told otherwise: gRPC
+# core's GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS is 300000 (its keepalive guide),
+# grpc-go's `keepalive.EnforcementPolicy.MinTime` 5 min and grpc-java's `permitKeepAliveTime`
+# 5 min; a client pinging more often is sent GOAWAY `too_many_pings` (grpc/grpc #9902, grpc-go
+# #2443). A client's own keepalive is off by default (gRPC core: INT_MAX).
+GRPC_PERMIT_KEEPALIVE_S = 300
+
+
+class GrpcServing(Strict):
+    """The app serves gRPC on long-lived client connections that come through its load balancer
+    (`grpc-keepalive-fits-path`). An NLB passes the clients' HTTP/2 connection through, pings
+    and all; an ALB ends it and does not count HTTP/2 PING frames as activity (ALB attributes
+    doc, "Connection idle timeout")."""
+
+    client_keepalive_s: Seconds | None = Field(
+        default=None, description="the clients' keepalive time: a PING after this long without activity "
+        "(GRPC_ARG_KEEPALIVE_TIME_MS, grpc-go `ClientParameters.Time`, grpc-java `keepAliveTime`); 0: off, "
+        "gRPC's default; null: unknown")
+    permit_keepalive_s: Seconds = Field(
+        default=GRPC_PERMIT_KEEPALIVE_S, description="the shortest ping interval the server the clients' "
+        "connection ends at accepts (GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, grpc-go "
+        "`EnforcementPolicy.MinTime`, grpc-java `permitKeepAliveTime`); pings closer together get GOAWAY "
+        "`too_many_pings`")
+    max_silence_s: Seconds | None = Field(
+        default=None, description="the longest a client's connection carries no message (between calls, or "
+        "on a quiet stream): what an ALB, which does not count pings, sees as idle; null: unknown")
+    path_idle_s: Seconds | None = Field(
+        default=None, description="another idle timeout on the clients' way to the app besides the service's "
+        "load balancer (a NAT gateway, a firewall); without a load balancer the only one (null there: unknown)")
+
+
+class ConnectionPool(Strict):
+    """A pool of client connections the app keeps to what it depends on (a database, RDS Proxy,
+    PgBouncer) (`pool-retires-before-path`). A pooled connection sits idle until the pool
+    touches it (its keep-alive) or retires it (its maximum lifetime): that must come before any
+    idle timeout on the way closes it, or the pool hands out a dead connection. HikariCP: set
+    `maxLifetime` several seconds shorter than any infrastructure limit (its README; default
+    30 min, `keepaliveTime` off before 5.1)."""
+
+    name: Name = Field(description="what the pool connects to, for findings")
+    max_lifetime_s: Seconds | None = Field(
+        default=None, description="the pool retires a connection this long after opening it (HikariCP "
+        "`maxLifetime`, pgx `MaxConnLifetime`, SQLAlchemy `pool_recycle`); 0: never; null: unknown")
+    keepalive_s: Seconds | None = Field(
+        default=None, description="the pool touches a connection idle this long (HikariCP `keepaliveTime`, "
+        "TCP keep-alive probes); 0: never; null: unknown")
+    path_idle_s: Seconds | None = Field(
+        default=None, description="the shortest idle timeout of the network on the way (an NLB TCP listener's "
+        f"{L.NLB_IDLE_TIMEOUT_DEFAULT} s by default, a NAT gateway, a firewall); 0: none; null: unknown")
+    server_idle_s: Seconds | None = Field(
+        default=None, description="the server or its proxy closes a client connection idle this long (RDS Proxy "
+        f"`IdleClientTimeout`, {RDS_PROXY_IDLE_CLIENT_TIMEOUT_S} s by default; PgBouncer `client_idle_timeout`, "
+        "off by default); 0: none; null: unknown")
 
 
 class Hop(Strict):
@@ -424,6 +482,10 @@ class Service(Strict):
     shutdown: Shutdown
     sidecar: Sidecar | None = None
     broker: BrokerLink | None = Field(default=None, description="the app's AMQP connection to its broker, if any")
+    grpc: GrpcServing | None = Field(default=None, description="the app serves gRPC on long-lived client "
+                                     "connections, if it does")
+    pools: tuple[ConnectionPool, ...] = Field(default=(), description="the app's pools of connections to what it "
+                                              "depends on")
     path: tuple[Hop, ...] = Field(default=(), description="the proxies between the load balancer and the app, "
                                   "outermost first (an ingress proxy, then the pod's mesh proxy): `sidecar` is "
                                   "the short form of a last mesh hop that states only its drain")
@@ -469,6 +531,10 @@ class Service(Strict):
         if mesh and (self.sidecar is not None or len(mesh) > 1 or mesh[0] != len(self.path) - 1):
             raise ValueError(f"path[{mesh[0]}]: the pod's mesh proxy is one hop, the last of the path; "
                              "state it there or as `sidecar`, not both")
+        names = [p.name for p in self.pools]
+        if len(set(names)) != len(names):
+            twice = next(n for n in names if names.count(n) > 1)
+            raise ValueError(f"pools: {twice} is named twice; each pool needs its own name")
         if self.rollout.update_strategy not in kind.update_strategies:
             raise ValueError(f"rollout.update_strategy: {self.rollout.update_strategy} is not a {self.kind} "
                              f"strategy (allowed: {', '.join(kind.update_strategies)})")

@@ -1,4 +1,5 @@
-"""Timelines: what happens, second by second, in a drain, a rollout, a failure and a failover.
+"""Timelines: what happens, second by second, in a drain, a rollout, a failure and a failover,
+and how long each hop of a service's delivery path waits (`timing.path`).
 
 Built only from the derived times of `timing.derived` (never re-computed here), so the
 plan a reviewer reads is the arithmetic the rules judge. `lockstep plan` prints them as
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from lockstep.timing import derived as d
 from lockstep.timing.findings import Term
 from lockstep.timing.model import Failover, HeartbeatService, HeartbeatSpec, Service, Stack
+from lockstep.timing.path import hops, mesh_hop
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +47,45 @@ def drain_timeline(svc: Service) -> Timeline:
     if svc.lb is not None:
         detect = d.lb_detect(svc.lb)
         spans.append(Span(0, _v(detect), "LB still sends new requests", detect.source))
+    mesh = mesh_hop(svc)
+    if mesh is not None:
+        held = mesh.term("drain")
+        spans.append(Span(0, _v(held), f"{mesh.name} passes requests ({held.label})", held.source))
     spans.append(Span(drain, drain, "server stops listening"))
     spans.append(Span(drain, stop, "finishing in-flight work", "shutdown.finish_s"))
     spans.append(Span(stop, stop, "process exits"))
     spans.append(Span(grace, grace, "kill (grace ends)", d.grace(svc).source))
     return Timeline(f"{svc.name}: drain handshake", tuple(spans))
+
+
+# How a timeline names each role of a hop (`timing.path`), in the order a connection meets them.
+_WAITS = {"client_idle": "closes a connection idle from the hop in front after",
+          "upstream_idle": "reuses an idle pooled connection to the next hop for up to",
+          "request": "waits for the next hop's answer for up to"}
+
+
+def path_timelines(svc: Service) -> list[Timeline]:
+    """The delivery path's waits, hop by hop from the outermost: how long each one keeps an
+    idle connection (its pool toward the next hop must end before the next hop's own idle
+    timeout) and how long it waits for an answer (each inner one no longer than the one
+    in front). Drawn where at least two hops state the numbers."""
+    chain = [h for h in hops(svc) if not h.transparent]
+    out = []
+    for title, roles in (("idle connections along the path", ("client_idle", "upstream_idle")),
+                         ("one request along the path", ("request",))):
+        spans, named = [], set()
+        for hop in chain:
+            for role in (r for r in roles if hop.has(r)):
+                t = hop.term(role)
+                if role == "request" and hop.kind == "app":
+                    label = f"the app's longest request takes {_v(t)}s ({t.label})"
+                else:
+                    label = f"{hop.name} {_WAITS[role]} {_v(t)}s ({t.label})"
+                spans.append(Span(0, _v(t), label, t.source))
+                named.add(hop.name)
+        if len(named) > 1:
+            out.append(Timeline(f"{svc.name}: {title}", tuple(spans)))
+    return out
 
 
 def rollout_timeline(svc: Service) -> Timeline:
@@ -119,6 +155,7 @@ def stack_timelines(stack: Stack) -> list[Timeline]:
     out: list[Timeline] = []
     for svc in stack.services:
         out.append(drain_timeline(svc))
+        out.extend(path_timelines(svc))
         if d.rolls(svc):  # OnDelete: no rollout to draw
             out.append(rollout_timeline(svc))
     if stack.heartbeat is not None:

@@ -42,8 +42,9 @@ def test_every_integer_of_the_stack_is_found_and_no_boolean():
     # confirm_timeout_s, ack_timeout_s (defaults); each NLB/ALB its unhealthy draining interval
     # (default 0, 3 LBs), the node sources five numbers; the heartbeat's broker link three (its
     # heartbeat, the idle timeout on its way, the broker's consumer_timeout default); the
-    # failover the clients' DNS cache
-    assert len(found) == 231
+    # failover the clients' DNS cache; api's database pool four (lifetime, keep-alive, the two
+    # idle timeouts), odds-stream's gRPC clients two (their keepalive, the server's permit)
+    assert len(found) == 237
 
 
 def test_changing_one_number_leaves_the_original_untouched():

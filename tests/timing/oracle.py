@@ -158,6 +158,37 @@ def _broker_breaks(link) -> bool:
     return link.manual_ack and link.max_unacked_s is not None and link.max_unacked_s >= link.consumer_timeout_s
 
 
+def _grpc_breaks(svc: Service) -> bool:
+    # the first idle timeout on the clients' way; through an ALB (which ends HTTP/2 and ignores
+    # PINGs) only a message resets it, else a ping at least as far apart as the server permits.
+    # Unknown: not broken.
+    g, lb = svc.grpc, svc.lb
+    if lb is None:
+        idle = g.path_idle_s
+    else:
+        idle = lb.idle_timeout_s if g.path_idle_s is None else min(lb.idle_timeout_s, g.path_idle_s)
+    if lb is not None and lb.kind == "alb":
+        return g.max_silence_s is not None and idle is not None and g.max_silence_s >= idle
+    ka = g.client_keepalive_s
+    if ka == 0:
+        return True
+    return ka is not None and (ka < g.permit_keepalive_s or (idle is not None and ka >= idle))
+
+
+def _pool_breaks(pool, margin: int) -> bool:
+    # idle until touched or retired, whichever is sooner (0: never); every limit that is on
+    # must be later by the margin. An unknown that could still make it hold: not broken.
+    limits = [v for v in (pool.path_idle_s, pool.server_idle_s) if v]
+    if not limits:
+        return False
+    ons = [v for v in (pool.keepalive_s, pool.max_lifetime_s) if v]
+    unknown = None in (pool.keepalive_s, pool.max_lifetime_s)
+    if not ons:
+        return not unknown
+    worst = min(ons)
+    return any(worst + margin > lim for lim in limits) and not unknown
+
+
 def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[str]:
     bad: set[str] = set()
     sd, app, lb = svc.shutdown, svc.app, svc.lb
@@ -170,6 +201,10 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
     bad |= _path_errors(svc, margin)
     if svc.broker is not None and _broker_breaks(svc.broker):
         bad.add("amqp-heartbeat-under-idle")
+    if svc.grpc is not None and _grpc_breaks(svc):
+        bad.add("grpc-keepalive-fits-path")
+    if any(_pool_breaks(p, margin) for p in svc.pools):
+        bad.add("pool-retires-before-path")
     if lb is not None:
         hc = lb.health_check
         if lb.kind == "alb" and not hc.timeout_s < hc.interval_s:
@@ -177,7 +212,9 @@ def service_errors(svc: Service, margin: int, version: tuple[int, int]) -> set[s
         if lb.kind == "alb" and lb.slow_start_s not in (0, *range(30, 901)):
             bad.add("lb-values-in-range")
         if lb.kind == "nlb" and (lb.slow_start_s != 0
-                                 or (lb.protocol in ("TCP", "TLS") and lb.idle_timeout_s != 350)):
+                                 # a TCP listener's idle timeout is an attribute, 60–6000; TLS stays at 350
+                                 or (lb.protocol == "TCP" and not 60 <= lb.idle_timeout_s <= 6000)
+                                 or (lb.protocol == "TLS" and lb.idle_timeout_s != 350)):
             bad.add("lb-values-in-range")
         if sd.drain_s < _lb_detect(svc) + margin:
             bad.add("drain-covers-lb-detection")

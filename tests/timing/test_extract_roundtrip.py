@@ -217,5 +217,9 @@ def test_every_service_of_the_example_stack_extracts_to_itself():
                          hpa=x.hpa(render_hpa(svc.hpa)) if svc.hpa else None)
         resolved = svc.shutdown.model_copy(update={"prestop": svc.shutdown.prestop or "sleep"})
         assert pod_labels(got) == pod_labels(svc)
+        # a service's gRPC clients and connection pools are client configuration no resource
+        # states (their rules are decided by config alone): extraction leaves them empty
+        assert (got.grpc, got.pools) == (None, ())
+        got = got.model_copy(update={"grpc": svc.grpc, "pools": svc.pools})
         assert got.model_copy(update={"labels": svc.labels, "name_label": svc.name_label}) == \
             svc.model_copy(update={"shutdown": resolved})

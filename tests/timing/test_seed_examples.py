@@ -72,3 +72,21 @@ def test_a_broken_path_variant_fails_check_with_exactly_its_rules(name, ids, cap
     assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
     out = capsys.readouterr().out
     assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids
+
+
+LINK_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one link rule (issue 12)
+    "links-grpc-pings": ["grpc-keepalive-fits-path"],
+    "links-pool-lifetime": ["pool-retires-before-path"],
+}
+
+
+def test_every_link_variant_in_examples_is_held_to_its_ids() -> None:
+    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SEED.parent.glob("Pulumi.links-*.yaml")}
+    assert shipped == set(LINK_VARIANTS)
+
+
+@pytest.mark.parametrize(("name", "ids"), sorted(LINK_VARIANTS.items()))
+def test_a_broken_link_variant_fails_check_with_exactly_its_rule(name, ids, capsys) -> None:
+    assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids

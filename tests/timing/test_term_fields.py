@@ -30,6 +30,7 @@ def resolves(path: str) -> bool:
     for root in ROOTS:
         classes = [root]
         for part in path.split("."):
+            part = re.sub(r"\[\d+\]$", "", part)  # an item of a list field: `pools[0]`, `path[1]`
             classes = [m for c in classes if part in c.model_fields
                        for m in (models_in(c.model_fields[part].annotation) or [None])]
             if not classes:

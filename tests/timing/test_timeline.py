@@ -14,6 +14,7 @@ from lockstep.timing.timeline import (
     drain_timeline,
     failover_timeline,
     failure_timeline,
+    path_timelines,
     recovery_timeline,
     render_mermaid,
     render_text,
@@ -153,7 +154,8 @@ def test_alias_records_use_the_fixed_sixty_second_ttl(stack):
 def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
     titles = [t.title for t in stack_timelines(stack)]
     assert titles == [
-        "api: drain handshake", "api: rolling deploy",
+        "api: drain handshake", "api: idle connections along the path", "api: one request along the path",
+        "api: rolling deploy",
         "football-feed: drain handshake", "football-feed: rolling deploy",
         "basketball-feed: drain handshake", "basketball-feed: rolling deploy",
         "odds-stream: drain handshake", "odds-stream: rolling deploy",
@@ -164,7 +166,7 @@ def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
         "failover (dns): region loss to clients served",
     ]
     bare = stack.model_copy(update={"heartbeat": None, "heartbeat_specs": (), "failover": None})
-    assert len(stack_timelines(bare)) == 8
+    assert len(stack_timelines(bare)) == 10
 
 
 def test_text_rendering_sorts_by_time_and_names_sources():
@@ -250,3 +252,43 @@ def test_a_clients_longer_dns_cache_holds_the_old_answer_as_long(stack):
     fo = stack.failover.model_copy(update={"client_dns_cache_s": 90})
     spans = failover_timeline(fo).spans
     assert (spans[1].start_s, spans[1].end_s, spans[3].start_s) == (30, 120, 130)
+
+
+# ---- the delivery path, hop by hop -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def path_stack():
+    from pathlib import Path
+    return read_stack_file(str(Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"))
+
+
+def test_the_path_timelines_show_each_hops_idle_and_request_wait(stack):
+    idle, request = path_timelines(svc(stack, "api"))
+    assert idle == Timeline("api: idle connections along the path", (
+        Span(0, 60, "the LB reuses an idle pooled connection to the next hop for up to 60s (idle_timeout)",
+             "lb.idle_timeout_s"),
+        Span(0, 75, "the app closes a connection idle from the hop in front after 75s (keepalive)", "app.keepalive_s")))
+    assert request == Timeline("api: one request along the path", (
+        Span(0, 60, "the LB waits for the next hop's answer for up to 60s (idle_timeout)", "lb.idle_timeout_s"),
+        Span(0, 30, "the app's longest request takes 30s (max_request)", "app.max_request_s")))
+
+
+def test_a_path_with_one_hop_stating_its_numbers_draws_none(stack):
+    # an NLB passes TCP through: only the app states a request time, nothing to compare it with
+    assert path_timelines(svc(stack, "odds-stream")) == []
+    assert path_timelines(svc(stack, "football-feed")) == []
+
+
+def test_an_ingress_proxy_between_the_lb_and_the_app_is_drawn_between_them(path_stack):
+    idle, request = path_timelines(svc(path_stack, "web"))
+    assert [(s.end_s, s.source) for s in idle.spans] == [
+        (75, "path[0].client_idle_s"), (60, "path[0].upstream_idle_s"), (65, "app.keepalive_s")]
+    assert idle.spans[1].label == ("path[0] (ingress-nginx) reuses an idle pooled connection to the next hop for up "
+                                   "to 60s (upstream-keepalive-timeout (ingress-nginx default))")
+    assert [(s.end_s, s.source) for s in request.spans] == [(60, "path[0].request_timeout_s"), (30, "app.max_request_s")]
+
+
+def test_the_drain_shows_the_mesh_proxy_passing_requests(path_stack):
+    spans = drain_timeline(svc(path_stack, "checkout")).spans
+    assert Span(0, 45, "path[0] (istio-sidecar) passes requests (ProxyConfig terminationDrainDuration)",
+                "path[0].drain_s") in spans
+    assert not any("passes requests" in s.label for s in drain_timeline(svc(path_stack, "web")).spans)
