@@ -1,5 +1,6 @@
-"""`lockstep simulate [STACK_CONFIG]`: a rollout, one pod replaced and a crash per service,
-over many random phases of the health checks, probes, observers and requests."""
+"""`lockstep simulate [STACK_CONFIG]`: a rollout, one pod replaced, a crash, quiet hours and
+an ingress proxy's reload per service, over many random phases of the health checks, probes,
+observers and requests through each hop of the path."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from lockstep.timing.textio import cut
 
 EPILOG = """\
 counts: 502 = sent to a target that no longer listens; no-target = the LB had nowhere to send;
-ka-502 = sent on a keep-alive connection the app had closed; cut = in flight when the pod or
-the LB ended it; drain-503 = health checks a draining server failed on purpose (not a failure).
+ka-502 = sent on a keep-alive connection the next hop had closed; 504 = a hop in front gave up
+waiting for the answer; cut = in flight when the pod, the LB or a reloading proxy ended it;
+drain-503 = health checks a draining server failed on purpose (not a failure). A harmful row
+says where on the path the losses happened ("at: ...").
 Requests lost during a real crash are unavoidable and not counted.
 exit codes: 0 nothing lost and no false block, 1 requests lost / false heartbeat block /
 watchdog action during planned work / failed deploy, 2 unreadable or invalid input"""
 
 COLUMNS = (("requests", "requests"), ("502", "refused_502"), ("no-target", "no_target_503"),
-           ("ka-502", "keepalive_502"), ("cut", "cut"), ("drain-503", "deliberate_503"),
+           ("ka-502", "keepalive_502"), ("504", "timeout_504"), ("cut", "cut"), ("drain-503", "deliberate_503"),
            ("false-block", "false_blocks"), ("watchdog", "watchdog_actions"),
            ("early-unblock", "premature_unblocks"), ("deploy-fail", "deploy_failed"),
            ("no-pod", "zero_capacity"))
@@ -104,6 +107,8 @@ def render_text(report, source: str) -> str:
         extra = _metrics(s.metrics)
         if extra:
             lines.append(f"{indent}{extra}")
+        if c.by_hop:
+            lines.append(f"{indent}at: " + ", ".join(f"{what} ×{n}" for what, n in sorted(c.by_hop.items())))
         for note in c.notes[:2]:
             lines.append(f"{indent}note: {note}")
         if len(c.notes) > 2:

@@ -22,13 +22,13 @@ from lockstep.timing.model import Stack
 from lockstep.timing.scenario_names import DEFAULT_SCENARIOS, NODE_SCENARIOS
 from lockstep.timing.sim.engine import INF, Counts
 from lockstep.timing.sim.nodes import consolidation, etp_local, node_drain, node_shutdown, spot_interruption
-from lockstep.timing.sim.scenarios import Outcome, crash, quiet, replace, rollout
+from lockstep.timing.sim.scenarios import Outcome, crash, quiet, reload, replace, rollout
 from lockstep.timing.sim.spec import ServiceSpec, keepalive_can_race, stack_specs
 
 Scenario = Callable[[ServiceSpec, random.Random, float, bool, bool], Outcome]
 SCENARIOS: dict[str, Scenario] = dict(zip(
     DEFAULT_SCENARIOS + NODE_SCENARIOS,
-    (rollout, replace, crash, quiet, node_drain, consolidation, spot_interruption, node_shutdown, etp_local),
+    (rollout, replace, crash, quiet, reload, node_drain, consolidation, spot_interruption, node_shutdown, etp_local),
     strict=True))
 # Every scenario but a crash is planned: any loss or block in one is a failure.
 PLANNED = tuple(name for name in SCENARIOS if name != "crash")
@@ -41,7 +41,7 @@ def applies(spec: ServiceSpec, scenario: str) -> bool:
     shutdown (`Nodes.undrained_shutdowns`; undrained spot is the spot interruption), and the etp-local
     drain a Service with externalTrafficPolicy Local on instance targets."""
     nodes = spec.nodes
-    return {"quiet": keepalive_can_race(spec),
+    return {"quiet": keepalive_can_race(spec), "reload": bool(spec.path.reloads),
             "consolidation": nodes is not None and bool(nodes.pool_budgets),
             "spot-interruption": nodes is not None and nodes.spot,
             "node-shutdown": nodes is not None and nodes.undrained and nodes.kubelet > 0,
@@ -52,7 +52,7 @@ DEFAULT_RATE = 20.0  # requests per second across the service
 # followed for at most `timing.sim.scenarios.MAX_ROLLOUT` seconds) and the model's ranges.
 MAX_PHASES = 1000
 MAX_RATE = 10000.0  # requests per second
-COUNTERS = tuple(f.name for f in fields(Counts) if f.name != "notes")
+COUNTERS = tuple(f.name for f in fields(Counts) if f.name not in ("notes", "by_hop"))
 
 
 @dataclass
@@ -77,7 +77,7 @@ class ScenarioReport:
         c = self.counts
         return {"service": self.service, "scenario": self.scenario, "phases": self.phases,
                 "harmful": self.harmful, "harmful_phases": self.harmful_phases,
-                "lost": c.lost, **{k: getattr(c, k) for k in COUNTERS}, "notes": c.notes,
+                "lost": c.lost, **{k: getattr(c, k) for k in COUNTERS}, "by_hop": c.by_hop, "notes": c.notes,
                 "metrics": {k: (None if v == INF else round(v, 2)) for k, v in self.metrics.items()},
                 "timeline": [[t, text] for t, text in self.timeline]}
 
@@ -102,6 +102,8 @@ def _merge(into: Counts, more: Counts) -> None:
     for name in COUNTERS:
         setattr(into, name, getattr(into, name) + getattr(more, name))
     into.notes.extend(n for n in more.notes if n not in into.notes)
+    for what, n in more.by_hop.items():
+        into.at_hop(what, n)
 
 
 def run_scenario(spec: ServiceSpec, scenario: str, *, phases: int, seed: int, rate: float,

@@ -49,7 +49,7 @@ def test_another_idle_timeout_on_the_way_counts_when_it_is_shorter(ka, lb_idle, 
     stack = build(NLB, {"client_keepalive_s": ka, "permit_keepalive_s": 1, "path_idle_s": other},
                   idle_timeout_s=lb_idle)
     _, path = findings_of(stack, RULE, NLB)
-    assert path.right.value == min(lb_idle, other)
+    assert (path.right.label, path.right.value) == ("path idle", min(lb_idle, other))
     assert path.right.source == f"min(lb.idle_timeout_s {lb_idle}, grpc.path_idle_s {other})"
     assert (path.status == "error") == (ka >= min(lb_idle, other))
 
@@ -105,6 +105,7 @@ def test_without_a_load_balancer_the_stated_idle_timeout_is_the_whole_way(ka, id
     stack = build(BARE, {"client_keepalive_s": ka, "permit_keepalive_s": 1, "path_idle_s": idle})
     _, path = findings_of(stack, RULE, BARE)
     assert (path.right.source, path.status == "error") == ("grpc.path_idle_s", ka >= idle)
+    assert path.right.render() == f"path idle {idle}s (grpc.path_idle_s)"
 
 
 def test_only_the_example_service_that_serves_grpc_has_findings_and_they_hold() -> None:

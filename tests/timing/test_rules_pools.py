@@ -55,6 +55,9 @@ def test_a_pool_that_neither_touches_nor_retires_breaks_any_limit() -> None:
                           "pools[0].keepalive_s 0) > path idle 350s (pools[0].path_idle_s) → give pool orders-db a "
                           f"maximum lifetime or a keep-alive of at most {350 - MARGIN}s")
     assert f.left.fields == ("pools[0].max_lifetime_s", "pools[0].keepalive_s")
+    # a known limit is the one judged, whatever the order of the unknown ones
+    [f] = findings_of(build(pool(max_lifetime_s=0, keepalive_s=0, server_idle_s=600)), RULE, "api")
+    assert (f.status, f.right.source) == ("error", "pools[0].server_idle_s")
     # only unknown limits: whether one closes the connection is what decides it
     [f] = findings_of(build(pool(max_lifetime_s=0, keepalive_s=0, server_idle_s=0)), RULE, "api")
     assert (f.status, f.needs) == ("skipped", ("pools[0].path_idle_s",))
@@ -71,7 +74,12 @@ def test_the_fix_names_the_pool_and_the_latest_second_that_holds() -> None:
         f"(pools[0].server_idle_s)  slack {-MARGIN}s → retire or touch pool orders-db's idle connections within "
         f"{1800 - MARGIN}s (pools[0].max_lifetime_s or pools[0].keepalive_s)"]
     [ok, _] = findings_of(build(pool(max_lifetime_s=1800, keepalive_s=120, path_idle_s=350, server_idle_s=1800)), RULE)
-    assert ok.left.source == "min(pools[0].keepalive_s 120, pools[0].max_lifetime_s 1800)"
+    assert (ok.left.label, ok.left.source) == ("pool idle", "min(pools[0].keepalive_s 120, pools[0].max_lifetime_s 1800)")
+    [alone] = findings_of(build(pool(max_lifetime_s=0, keepalive_s=120, path_idle_s=350, server_idle_s=0)), RULE)
+    assert alone.render() == (f"OK {RULE}  api: keepalive 120s (pools[0].keepalive_s) + margin {MARGIN}s ≤ path idle "
+                              f"350s (pools[0].path_idle_s)  slack {350 - 120 - MARGIN}s")
+    [open_] = findings_of(build(pool(max_lifetime_s=0, path_idle_s=350, server_idle_s=0)), RULE)
+    assert open_.left.render() == "keepalive unknown (pools[0].keepalive_s)"
 
 
 @pytest.mark.parametrize(("fields", "statuses", "needs"), [
@@ -87,6 +95,16 @@ def test_an_unknown_is_skipped_naming_it_unless_the_known_side_decides(fields, s
     found = findings_of(build(pool(**{"server_idle_s": 0, **fields} if "path_idle_s" in fields else fields)), RULE)
     assert [f.status for f in found] == statuses
     assert [f.needs for f in found] == needs
+
+
+def test_a_pool_with_nothing_on_its_way_does_not_stop_the_next_from_being_judged() -> None:
+    stack = build(pool(max_lifetime_s=1800, path_idle_s=0, server_idle_s=0),
+                  {"name": "cache", "max_lifetime_s": 600, "keepalive_s": 0, "path_idle_s": 350, "server_idle_s": 0})
+    assert [(f.status, f.left.source) for f in findings_of(stack, RULE)] == [("error", "pools[1].max_lifetime_s")]
+    # nor does one that neither touches nor retires its connections
+    stack = build(pool(max_lifetime_s=0, keepalive_s=0, path_idle_s=350, server_idle_s=0),
+                  {"name": "cache", "max_lifetime_s": 600, "keepalive_s": 0, "path_idle_s": 350, "server_idle_s": 0})
+    assert [(f.status, f.left.label) for f in findings_of(stack, RULE)] == [("error", "pool idle"), ("error", "max_lifetime")]
 
 
 def test_every_pool_is_judged_and_two_pools_need_two_names() -> None:

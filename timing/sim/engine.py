@@ -64,9 +64,12 @@ class World(Lifecycle, Checkers):
         self.mode = "none" if lb is None else ("proxy" if lb.via_kube_proxy else "pods")
         self.hc_mode = lb is not None and "health_check" in lb.removal
         self.node_check = lb is not None and lb.node_check
-        # The keep-alive race needs the app to close an idle connection before the LB does:
-        # with keepalive > idle timeout every reuse is safe, and connections need no tracking.
+        # A keep-alive race needs the inner hop of a link to close an idle connection before the
+        # outer one stops reusing it: links where every reuse is safe need no tracking.
+        self.racing = [k for k, link in enumerate(spec.links) if link.races]
         self.race = keepalive_can_race(spec)
+        # the hop in front that gives up first on a slow answer (504), if any limits the wait
+        self.wait = min(spec.path.waits, key=lambda w: w[1], default=None)
         self.max_req = float(spec.max_request) if spec.max_request is not None else 1.0
         if self.mode == "pods":
             self.at(rng.uniform(0, spec.gate_poll), self._gate_poll)
@@ -91,7 +94,7 @@ class World(Lifecycle, Checkers):
                 self.t = nxt
                 self.request(nxt)
                 nxt += rng.expovariate(rate)
-                if self.fast and self.c.cut + self.c.refused_502 + self.c.no_target_503 + self.c.keepalive_502:
+                if self.fast and self.c.lost:
                     self.stop_flag = self.halted = True
             else:
                 if t_ev > until:
@@ -163,21 +166,33 @@ class World(Lifecycle, Checkers):
                 c.refused_502 += 1
                 self._first_loss(f"502 {pod.name} not listening")
             return
-        if self.race and not self._connection(picked, t, dur):
-            if counted:
-                c.keepalive_502 += 1
-                self._first_loss(f"502 keep-alive race on {pod.name}")
-            return
+        for k in self.racing:
+            if not self._connection(picked, t, dur, k):
+                if counted:
+                    c.keepalive_502 += 1
+                    c.at_hop(f"502 keep-alive race: {self.spec.links[k].name}")
+                    self._first_loss(f"502 keep-alive race on {pod.name} ({self.spec.links[k].name})")
+                return
         pod.inflight.append(t + dur)
+        if self.wait is not None and dur > self.wait[1] and counted:
+            # the app works on; the hop in front has answered 504 already
+            c.timeout_504 += 1
+            c.at_hop(f"504 {self.wait[0]} gave up after {self.wait[1]}s")
+            self._first_loss(f"504 from {self.wait[0]} on a {dur:.0f}s request to {pod.name}")
 
-    def _connection(self, g: Target, t: float, dur: float) -> bool:
-        """Reuse an idle LB→target connection (any of them), or open one. False: the LB sent
-        the request on a connection the app had closed after its keep-alive timeout, before
-        the LB's own idle timeout dropped it (the seed-003 steady-state 502)."""
-        busy, idle = g.busy, g.idle
+    def _connection(self, g: Target, t: float, dur: float, k: int) -> bool:
+        """Reuse an idle connection of link `k` toward the target (any of them), or open one.
+        False: the outer hop sent the request on a connection the inner one had closed after
+        its keep-alive timeout, before the outer hop's own idle timeout dropped it (the seed-003
+        steady-state 502, between the LB and the app or any two hops behind it)."""
+        while len(g.busy) <= k:
+            g.busy.append([])
+            g.idle.append([])
+        busy, idle = g.busy[k], g.idle[k]
         while busy and busy[0] <= t:
             idle.append(heapq.heappop(busy))
-        keepalive, lb_idle = self.spec.keepalive, self.spec.lb.idle_timeout
+        link = self.spec.links[k]
+        keepalive, lb_idle = link.client_idle, link.pool_idle
         while idle:
             i = self.rng.randrange(len(idle))
             went_idle = idle[i]

@@ -257,19 +257,59 @@ def crash(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
 # ---- quiet hours ---------------------------------------------------------------------------------
 def quiet(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
           fast: bool = False) -> Outcome:
-    """Steady state under sparse traffic, where LB→target connections sit idle long enough for
-    the app's keep-alive timeout and the LB's idle timeout to race (ALB, HTTP). Traffic is set
-    so that a target's idle gaps fall around both timeouts; with no race possible
-    (keepalive > idle timeout, or no ALB) nothing can go wrong here and nothing is run."""
+    """Steady state under sparse traffic, where pooled connections between two hops of the path
+    (the ALB and the app, ingress-nginx and the app, a mesh proxy and the app) sit idle long
+    enough for the inner hop's keep-alive timeout and the outer hop's idle timeout to race.
+    Traffic is set so that a target's idle gaps fall around both timeouts; with no race
+    possible (every inner keep-alive longer than the pool in front) nothing can go wrong here
+    and nothing is run."""
     w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
     if not pods:
         return _no_pods(w, "quiet")
     if w.race:
-        lb, keepalive = spec.lb, spec.keepalive
-        assert lb is not None and keepalive is not None
-        w.rate = 2.0 * len(pods) / (keepalive + lb.idle_timeout + 1)
+        # traffic sparse enough for idle gaps around both timeouts of the first racing link,
+        # for as long as the slowest racing link needs
+        first = spec.links[w.racing[0]]
+        w.rate = 2.0 * len(pods) / (first.client_idle + first.pool_idle + 1)
         w.capacity_from = t0
-        w.run(20.0 * (lb.idle_timeout + 1))
+        w.run(20.0 * (max(spec.links[k].pool_idle for k in w.racing) + 1))
     out = Outcome(spec.name, "quiet", w.c, timeline=w.timeline)
+    _planned_heartbeat(out, observers)
+    return out
+
+
+# ---- an ingress proxy's reload -------------------------------------------------------------------
+def reload(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
+           fast: bool = False) -> Outcome:
+    """A proxy in front replaces its workers (ingress-nginx: on any Ingress change in the
+    cluster, not only this service's): the old workers keep the requests they carry for
+    `worker-shutdown-timeout`, then close them. Requests of every length are in flight when the
+    reload comes; one still running when the old workers go is cut."""
+    w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
+    if not pods:
+        return _no_pods(w, "reload")
+    w.rate = rate
+    w.capacity_from = t0
+    w.run(t0 + w.max_req)  # a request of every length is in flight
+    at = w.t
+    carried = {id(p): [e for e in p.inflight if e > at] for p in w.pods}  # on the old workers
+    w.note("an ingress proxy in front reloads")
+
+    def old_workers_close(name: str) -> None:
+        n = 0
+        for p in w.pods:
+            for end in carried.get(id(p), []):
+                if end > w.t and end in p.inflight:
+                    p.inflight.remove(end)
+                    n += 1
+        if n:
+            w.c.cut += n
+            w.c.at_hop(f"cut by {name}'s reload", n)
+            w.note(f"{name}: {n} in-flight cut as the old workers close")
+
+    for name, shutdown in spec.path.reloads:
+        w.at(at + shutdown, old_workers_close, name)
+    w.run(at + max(s for _, s in spec.path.reloads) + w.max_req + 1)
+    out = Outcome(spec.name, "reload", w.c, timeline=w.timeline)
     _planned_heartbeat(out, observers)
     return out

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from lockstep.timing import limits as L
 from lockstep.timing.heartbeat_config import unseen_field
 from lockstep.timing.inputs import ConfigError
+from lockstep.timing.hopkinds import HOP_KINDS
+from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.model import Probe, Service, Stack
 from lockstep.timing.workloads import WORKLOAD_KINDS
 
@@ -85,6 +87,33 @@ class HeartbeatSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkSpec:
+    """Two adjacent hops that speak HTTP to each other: the outer one reuses an idle pooled
+    connection for up to `pool_idle` seconds, the inner one closes a connection idle for
+    `client_idle` seconds."""
+
+    name: str  # "the LB → path[0] (ingress-nginx)"
+    pool_idle: int
+    client_idle: int
+
+    @property
+    def races(self) -> bool:
+        return self.client_idle <= self.pool_idle
+
+
+@dataclass(frozen=True, slots=True)
+class PathSpec:
+    """What the delivery path in front of the app does to a request, hop by hop: the HTTP links,
+    the longest wait of each hop in front for an answer (then 504), and the proxies that replace
+    their workers on any configuration change, with how long the old ones may finish."""
+
+    links: tuple[LinkSpec, ...] = ()
+    waits: tuple[tuple[str, int], ...] = ()
+    reloads: tuple[tuple[str, int], ...] = ()
+    mesh_drain: int | None = None  # the pod's mesh proxy keeps passing requests this long after SIGTERM
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceSpec:
     name: str
     kind: str  # Deployment | StatefulSet
@@ -118,14 +147,47 @@ class ServiceSpec:
     # Deployment, a StatefulSet, or a basic canary, which rolls as a Deployment does).
     scale_down_delay: int | None = None
     nodes: NodeSpec | None = None  # None: the stack declares no node sources
+    path: PathSpec = PathSpec()
+
+    @property
+    def links(self) -> tuple[LinkSpec, ...]:
+        return self.path.links
 
 
 def keepalive_can_race(spec: ServiceSpec) -> bool:
-    """The app may close an idle LB→target connection before the LB does (ALB, HTTP): only
-    then can the LB send a request into a closing socket."""
-    lb = spec.lb
-    return (lb is not None and lb.kind == "alb" and lb.http and spec.keepalive is not None
-            and spec.keepalive <= lb.idle_timeout)
+    """Some hop of the path may close an idle connection from the hop in front before that hop
+    stops reusing it: only then can a request be sent into a closing socket."""
+    return any(link.races for link in spec.links)
+
+
+def path_spec(svc: Service) -> PathSpec:
+    """The hops as the proxies behave, read from the model's raw fields and the kind tables:
+    a hop's setting it lacks, or an unknown one, closes and limits nothing. An NLB's TCP or TLS
+    listener passes the connection through: the first HTTP hop is then the one behind it."""
+    hops: list[tuple[str, int | None, int | None, int | None]] = []  # name, client idle, pool idle, wait
+    lb = svc.lb
+    if lb is not None and lb.protocol in KINDS[lb.kind].http_protocols:
+        # an ALB reuses a connection to a target for its idle timeout, and answers 504 when the
+        # target sends nothing for as long (ALB attributes, "Connection idle timeout")
+        hops.append(("the LB", None, lb.idle_timeout_s, lb.idle_timeout_s))
+    reloads, mesh_drain = [], None
+    for i, hop in enumerate(svc.path):
+        kind = HOP_KINDS[hop.kind]
+
+        def has(f: str) -> int | None:
+            return getattr(hop, f) if f in kind.upstream else None
+
+        name = f"path[{i}] ({hop.kind})"
+        hops.append((name, has("client_idle_s"), has("upstream_idle_s"), has("request_timeout_s")))
+        if kind.reloads and has("worker_shutdown_s") is not None:
+            reloads.append((name, hop.worker_shutdown_s))
+        if kind.role == "mesh":
+            mesh_drain = has("drain_s")
+    hops.append(("the app", svc.app.keepalive_s, None, None))
+    links = tuple(LinkSpec(f"{a[0]} → {b[0]}", a[2], b[1]) for a, b in zip(hops, hops[1:])
+                  if a[2] is not None and b[1] is not None)
+    waits = tuple((h[0], h[3]) for h in hops if h[3] is not None)
+    return PathSpec(links, waits, tuple(reloads), mesh_drain)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -276,6 +338,7 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
                                 s.max_outage_s)
                   for s in stack.heartbeat_specs if hb is not None and s.service == svc.name)
     sd = svc.shutdown
+    path = path_spec(svc)
     return ServiceSpec(
         # A DaemonSet's pods roll as a Deployment's do (surge, or a replacement started while the
         # old pod terminates), one per node: the controllers here are Deployment and StatefulSet.
@@ -286,12 +349,12 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
         startup=_probe(svc.probes.startup), readiness=_probe(svc.probes.readiness),
         liveness=_probe(svc.probes.liveness),
         drain=sd.drain_s, finish=sd.finish_s, grace=sd.grace_s, node_budget=_node_budget(svc, stack),
-        sidecar_drain=svc.sidecar.drain_s if svc.sidecar is not None else None,
+        sidecar_drain=svc.sidecar.drain_s if svc.sidecar is not None else path.mesh_drain,
         surge=surge, unavailable=unavailable,
         min_ready=svc.rollout.min_ready_s, progress_deadline=svc.rollout.progress_deadline_s,
         pdb_keep=keep, gate=_gate(svc), gate_poll=L.CONTROLLER_GATE_POLL_S,
         schedule=svc.schedule_s, watchdog=watchdog, heartbeat=beats,
-        scale_down_delay=_scale_down_delay(svc), nodes=_nodes(stack),
+        scale_down_delay=_scale_down_delay(svc), nodes=_nodes(stack), path=path,
     )
 
 

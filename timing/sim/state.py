@@ -14,7 +14,8 @@ class Counts:
     requests: int = 0
     refused_502: int = 0  # sent to a target that no longer (or not yet) listens
     no_target_503: int = 0  # the LB (or kube-proxy) had nowhere to send it
-    keepalive_502: int = 0  # sent on a connection the app had already closed
+    keepalive_502: int = 0  # sent on a connection the next hop had already closed
+    timeout_504: int = 0  # a hop in front gave up waiting for the answer
     cut: int = 0  # in flight when the pod was killed, exited or the LB closed it
     deliberate_503: int = 0  # health checks answered 503 by a draining server (not a failure)
     false_blocks: int = 0  # heartbeat blocks during planned work
@@ -24,14 +25,18 @@ class Counts:
     deploy_failed: int = 0  # progress deadline exceeded, rollout stalled, eviction blocked
     zero_capacity: int = 0  # planned work left no pod available at some moment
     notes: list[str] = field(default_factory=list)
+    by_hop: dict[str, int] = field(default_factory=dict)  # the losses above, by what and where on the path
+
+    def at_hop(self, what: str, n: int = 1) -> None:
+        self.by_hop[what] = self.by_hop.get(what, 0) + n
 
     @property
     def lost(self) -> int:
-        return self.refused_502 + self.no_target_503 + self.keepalive_502 + self.cut
+        return self.refused_502 + self.no_target_503 + self.keepalive_502 + self.timeout_504 + self.cut
 
     @property
     def harmful(self) -> bool:
-        return (self.refused_502 + self.no_target_503 + self.keepalive_502 + self.cut
+        return (self.refused_502 + self.no_target_503 + self.keepalive_502 + self.timeout_504 + self.cut
                 + self.false_blocks + self.premature_unblocks + self.watchdog_actions
                 + self.deploy_failed + self.zero_capacity) > 0
 
@@ -70,8 +75,8 @@ class Pod:
         self.selected = True
         # Connections to the pod itself, through kube-proxy (instance targets: the LB's
         # connection ends at the pod the node forwarded it to), as a `Target` keeps them.
-        self.idle: list[float] = []
-        self.busy: list[float] = []
+        self.idle: list[list[float]] = []
+        self.busy: list[list[float]] = []
         # SIGTERM without a deletion (the kubelet's graceful node shutdown): the pod stays in
         # its endpoints (the kubelet stops probing it), and the app fails the LB's health checks
         # from here on.
@@ -91,6 +96,8 @@ class Target:
         self.health = health  # initial | healthy | unhealthy
         self.ok = self.fail = 0
         self.no_new_after = INF
-        self.idle: list[float] = []  # LB→target connections: when each went idle
-        self.busy: list[float] = []  # heap of end times of connections in use
+        # per link of the path toward this target (`ServiceSpec.links`): when each idle
+        # connection went idle, and a heap of the end times of those in use
+        self.idle: list[list[float]] = []
+        self.busy: list[list[float]] = []
         self.unhealthy_since = INF  # when it last turned unhealthy (an NLB's draining interval runs from it)
