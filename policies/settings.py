@@ -37,7 +37,8 @@ SCHEMA = PolicyConfigSchema(properties={
                            "description": "cluster minor version, e.g. \"1.30\" (decides the native sleep preStop)"},
     "entry_service": {"type": "string",
                       "description": "the regional entry workload the failover health checks probe "
-                                     "(default: the only workload behind an HTTP(S) target group)"},
+                                     "(default: the only workload behind an HTTP(S) target group, else the "
+                                     "one whose ALB listener rule path pattern matches the checks' path)"},
     "assume_lbc_services": {"type": "boolean", "default": False,
                             "description": "take a `type: LoadBalancer` Service without loadBalancerClass for an "
                                            "AWS Load Balancer Controller NLB (LBC >= 2.5's Service webhook)"},

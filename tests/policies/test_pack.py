@@ -78,8 +78,11 @@ def test_an_ambiguous_failover_entry_service_asks_for_the_config_key():
         "metadata": {"name": "feed", "namespace": "feeds"},
         "spec": {"targetGroupARN": stack["api-tg"][1]["arn"], "serviceRef": {"name": "feed", "port": 8080.0}}}, ())
     health = urn("aws:route53/healthCheck:HealthCheck", "primary-health")
-    assert violations(READABLE, stack) == [("lockstep cannot judge this resource: cannot tell the regional entry "
-                                            "workload: set the policy config key entry_service", health)]
+    # both targets have no listener rule in the input: each could serve the check's path
+    assert violations(READABLE, stack) == [(
+        "lockstep cannot judge this resource: cannot tell the regional entry workload (no single workload behind "
+        "an HTTP(S) target group serves the health check's path '/api/health'): set the policy config key "
+        "entry_service (lockstep audit: --entry-service NAME)", health)]
     assert violations("failover-ignores-deploys", stack, {"entry_service": "api"}) == []
 
 
@@ -114,8 +117,9 @@ def test_a_binding_whose_target_group_the_stack_lacks_is_judged_at_the_bound():
     assert violations("lb-values-in-range", unbound(compliant())) == []
     # an unknown protocol is no HTTP(S) target group: the failover's entry workload is not guessed
     assert [m for m, _ in violations(READABLE, unbound(compliant()))] == [
-        "lockstep cannot judge this resource: cannot tell the regional entry workload: set the policy config key "
-        "entry_service"]
+        "lockstep cannot judge this resource: cannot tell the regional entry workload (no single workload behind "
+        "an HTTP(S) target group serves the health check's path '/api/health'): set the policy config key "
+        "entry_service (lockstep audit: --entry-service NAME)"]
 
 
 def test_a_target_group_of_an_unmodelled_protocol_is_not_judged():

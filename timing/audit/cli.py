@@ -68,6 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--write", action="store_true", help="with --fix: apply the change to the files")
     parser.add_argument("--keep", nargs="+", action="extend", default=[], metavar="FIELD",
                         help="with --fix: fields the fix must not change (a shared ALB's, a platform team's)")
+    parser.add_argument("--entry-service", metavar="NAME", default=None,
+                        help="the workload a Route 53 failover's health check reaches (default: the only one "
+                             "behind an HTTP(S) target group, else the one whose ALB path pattern matches the "
+                             "check's path)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when the input holds nothing to audit (by default that is "
                              "an input error: a `kubectl get` that failed upstream of a pipe)")
@@ -84,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         "deregistration_propagation_s": args.deregistration_propagation}
     if args.assume_lbc_services:
         options["assume_lbc_services"] = True
+    if args.entry_service is not None:
+        options["entry_service"] = args.entry_service
     if (args.write or args.keep) and not args.fix:
         raise ConfigError([f"{'--write' if args.write else '--keep'} needs --fix"])
     if args.write and any(p == "-" for p in args.paths):

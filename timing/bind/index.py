@@ -92,18 +92,24 @@ class Index:
         name = dig(binding.obj, "spec", "targetGroupName")
         return self.tg_by_name.get(str(name)) if name else None
 
-    def attached(self, tg: Resource) -> str | None:
-        """What a target group is attached to: the load balancers it reports, else the
-        listener (or listener rule) forwarding to it, by ARN or by dependency; None: nothing."""
-        arns = [a for a in X.items(dig(tg.obj, "loadBalancerArns")) if known(a)]
-        if arns:
-            return str(arns[0])
+    def forwarding(self, tg: Resource) -> Resource | None:
+        """The listener (or listener rule) forwarding to a target group, by ARN or by dependency."""
         arn = known(dig(tg.obj, "arn"))
         for lis in self.listeners:
             actions = X.items(dig(lis.obj, "actions")) + X.items(dig(lis.obj, "defaultActions"))
             for a in actions:
                 target = known(dig(a, "targetGroupArn"))
                 if (arn is not None and target == arn) or (target is None and lis.depends_on(tg)):
-                    return (known(dig(lis.obj, "listenerArn")) or known(dig(lis.obj, "loadBalancerArn"))
-                            or lis.origin.id)
+                    return lis
         return None
+
+    def attached(self, tg: Resource) -> str | None:
+        """What a target group is attached to: the load balancers it reports, else the
+        listener (or listener rule) forwarding to it; None: nothing."""
+        arns = [a for a in X.items(dig(tg.obj, "loadBalancerArns")) if known(a)]
+        if arns:
+            return str(arns[0])
+        lis = self.forwarding(tg)
+        if lis is None:
+            return None
+        return known(dig(lis.obj, "listenerArn")) or known(dig(lis.obj, "loadBalancerArn")) or lis.origin.id

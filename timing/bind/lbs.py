@@ -264,7 +264,10 @@ def unsupported(tg: Resource) -> str:
 
 
 def target_group_lb(tg: Resource, idx: Index, options: dict[str, Any]) -> LoadBalancer:
-    return X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **options)
+    """A target group's LB, with its listener rule's path patterns and priority (`bind.entry`)."""
+    rule = idx.forwarding(tg)
+    return X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **options,
+                          **(X.rule_routing(rule.obj) if rule is not None else {}))
 
 
 def tgb_sources(svc: Resource, workload: Resource, idx: Index, ctx: dict[str, Any],

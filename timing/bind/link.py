@@ -22,6 +22,7 @@ from typing import Any
 
 from lockstep.timing import extract as X
 from lockstep.timing.bind import lbs
+from lockstep.timing.bind.entry import entry_workload, unreached
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.lbs import LbSource
 from lockstep.timing.bind.mesh import Origins, mesh_path
@@ -32,7 +33,6 @@ from lockstep.timing.context import Scene
 from lockstep.timing.extract import mesh as M
 from lockstep.timing.conventions import GATE_CONDITION, GATE_LABEL
 from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
-from lockstep.timing.lbkinds import KINDS
 from lockstep.timing.model import LoadBalancer, ReadinessGate, Service
 
 
@@ -263,8 +263,8 @@ def guards(check: Resource, record: Resource) -> bool:
 
 def failover_links(idx: Index, subjects: list[Subject], options: dict[str, Any], linked: Linked) -> None:
     """The Route 53 failover: every health check (its own values), and the primary's record
-    with the regional entry workload (the configured one, else the only one behind an
-    HTTP(S) target group) for the stack rules."""
+    with the regional entry workload (`timing.bind.entry`: the configured one, else the one
+    the health check reaches) for the stack rules."""
     pairs = [(c, r) for r in idx.records for c in idx.checks if guards(c, r)]
     primary = [p for p in pairs if any(dig(f, "type") == "PRIMARY"
                                        for f in X.items(dig(p[1].obj, "failoverRoutingPolicies")))]
@@ -274,13 +274,13 @@ def failover_links(idx: Index, subjects: list[Subject], options: dict[str, Any],
         entry = None
         if record is not None:
             wanted = options.get("entry_service")
-            http = [s for s in subjects if s.service.lb is not None and "lb.protocol" not in s.service.lb.unknown
-                    and s.service.lb.protocol in KINDS[s.service.lb.kind].http_protocols]
-            entry = (next((s for s in subjects if s.service.name == wanted), None) if wanted
-                     else (http[0] if len(http) == 1 else None))
+            path = known(dig(check.obj, "resourcePath"))
+            entry = entry_workload([(s.service, s) for s in subjects], path if isinstance(path, str) else None,
+                                   wanted if isinstance(wanted, str) else None)
             if entry is None:
-                linked.unreadable.append((check, "cannot tell the regional entry workload: set the "
-                                          "policy config key entry_service"))
+                linked.unreadable.append((check, f"cannot tell the regional entry workload{unreached(wanted, path)}: "
+                                          "set the policy config key entry_service (lockstep audit: "
+                                          "--entry-service NAME)"))
         try:
             fo = X.failover(check.obj, record.obj if record is not None and entry is not None else {},
                             entry.service.name if entry is not None else None)

@@ -13,7 +13,7 @@ from lockstep.timing.extract.values import (RANGE_ERRORS, ExtractError, get, ite
 from lockstep.timing.extract.annotations import (seconds_annotation, app_facts, accepts, annotations_of)  # noqa: F401
 from lockstep.timing.extract.kube import (SLEEP, UNIT, handler, PROBE_FIELDS, probe, container_ports, probes, sleep_seconds, prestop, serving_container, pod_shutdown, rollout, pdb, hpa, hpa_target, selects, expression_holds, replica_count, workload, serving_port, probe_port)  # noqa: F401
 from lockstep.timing.extract.argo import (STRATEGIES, strategy_of, argo_rollout_pace, argo_strategy, alb_routing)  # noqa: F401
-from lockstep.timing.extract.aws import (HTTP_PROTOCOLS, lb_kind, HC_FIELDS, health_check, target_group, Binding, binding, attribute_number, DESCRIBED_HEALTH_CHECK, attribute_map, described_target_group)  # noqa: F401
+from lockstep.timing.extract.aws import (HTTP_PROTOCOLS, lb_kind, HC_FIELDS, health_check, rule_routing, target_group, Binding, binding, attribute_number, DESCRIBED_HEALTH_CHECK, attribute_map, described_target_group)  # noqa: F401
 from lockstep.timing.extract.route53 import (route53_check, failover)  # noqa: F401
 from lockstep.timing.extract.heartbeat import (heartbeat_config, heartbeat_specs, heartbeat_service)  # noqa: F401
 from lockstep.timing.extract.lbc import (ALB_ANNOTATION, NLB_ANNOTATION, LBC_MANAGED, LBC_ANNOTATIONS, string_map, choice, prefixed, alb_annotations, nlb_managed, lbc_target_group)  # noqa: F401

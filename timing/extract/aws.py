@@ -45,9 +45,21 @@ def health_check(props: Mapping[str, Any], kind: str) -> HealthCheck:
     return build(HealthCheck, data)
 
 
+def rule_routing(rule: Mapping[str, Any]) -> dict[str, Any]:
+    """A listener rule's path patterns (`conditions[].pathPattern.values`) and priority, the
+    model's `lb.path_patterns` and `lb.rule_priority`; a listener's default action has neither."""
+    patterns = [v for c in (rule.get("conditions") or []) if isinstance(c, Mapping)
+                for v in ((c.get("pathPattern") or {}).get("values") or []) if isinstance(v, str)]
+    out: dict[str, Any] = {"path_patterns": tuple(patterns)} if patterns else {}
+    if isinstance(rule.get("priority"), int) and not isinstance(rule.get("priority"), bool):
+        out["rule_priority"] = rule["priority"]
+    return out
+
+
 def target_group(props: Mapping[str, Any], *, attach_to_arn: str | None = None,
                  idle_timeout_s: int | None = None, deregistration_propagation_s: int | None = None,
-                 registration_propagation_s: int | None = None) -> LoadBalancer:
+                 registration_propagation_s: int | None = None, path_patterns: tuple[str, ...] = (),
+                 rule_priority: int | None = None) -> LoadBalancer:
     """`aws:lb/targetGroup:TargetGroup` inputs → LoadBalancer. The kind follows the protocol,
     the removal path the target type (AWS default `instance`), propagation delays the kind
     unless given. What a target group does not carry comes from the caller: whether a
@@ -70,6 +82,9 @@ def target_group(props: Mapping[str, Any], *, attach_to_arn: str | None = None,
         data["idle_timeout_s"] = KINDS[kind].lbc_defaults["idle_timeout_s"] if idle_timeout_s is None else idle_timeout_s
     put(data, "deregistration_propagation_s", deregistration_propagation_s)
     put(data, "registration_propagation_s", registration_propagation_s)
+    if path_patterns:
+        data["path_patterns"] = path_patterns
+    put(data, "rule_priority", rule_priority)
     return build(LoadBalancer, data)
 
 
