@@ -147,6 +147,37 @@ def test_without_an_ingressclass_the_controllers_ingress_class_flag_decides(run_
     assert found == {}  # another controller's Ingress: no ingress-nginx hop
 
 
+def classless(default: str | None = None, watch: str | None = None):
+    """web's Ingress names no class; the nginx IngressClass is the cluster's default (or not),
+    and the controller watches classless Ingresses (or not)."""
+    def edit(docs):
+        ing = of(docs, "Ingress", "web")
+        ing["spec"].pop("ingressClassName", None)
+        ing["metadata"].get("annotations", {}).pop("kubernetes.io/ingress.class", None)
+        if default is not None:
+            of(docs, "IngressClass", "nginx")["metadata"].setdefault("annotations", {})[N.DEFAULT_CLASS_ANNOTATION] = default
+        if watch is not None:
+            container = of(docs, "Deployment", "ingress-nginx-controller")["spec"]["template"]["spec"]["containers"][0]
+            container["args"].append(f"{N.WATCH_CLASSLESS_FLAG}{watch}")
+        return docs
+    return edit
+
+
+@pytest.mark.parametrize(("default", "watch", "read"), [
+    (None, None, False),  # nobody's: ingress-nginx >= 1.0 skips it, and no default class gives it one
+    ("true", None, True),  # admission gives it the default class, ingress-nginx's
+    ("false", None, False),
+    (None, "=true", True),  # the controller watches Ingresses without a class
+    (None, "", True),  # a bare Go bool flag is true
+    (None, "=false", False),
+    (None, "=1", True),
+])
+def test_an_ingress_without_a_class_is_ingress_nginxs_by_the_default_class_or_the_watch_flag(
+        run_audit, tmp_path, default, watch, read) -> None:
+    found, _ = findings(run_audit, shop(tmp_path, classless(default, watch)))
+    assert (set(found) == set(RULES)) if read else (found == {})
+
+
 def test_an_ingressclass_of_another_controller_is_not_ingress_nginxs(run_audit, tmp_path) -> None:
     def alb(docs):
         of(docs, "IngressClass", "nginx")["spec"]["controller"] = "ingress.k8s.aws/alb"

@@ -54,6 +54,19 @@ def test_the_classes_default_to_the_controllers_own() -> None:
     assert N.classes({"--controller-class": "example.com/edge", "--ingress-class": "edge"}) == ("example.com/edge", "edge")
 
 
+@pytest.mark.parametrize(("args", "watches"), [
+    ([], False),  # the flag's default
+    (["--watch-ingress-without-class"], True),  # a bare Go bool flag
+    *[([f"--watch-ingress-without-class={v}"], True) for v in ("1", "t", "T", "true", "TRUE", "True")],
+    *[([f"--watch-ingress-without-class={v}"], False) for v in ("0", "f", "false", "FALSE", "yes", "")],
+    (["--watch-ingress-without-class=true", "--watch-ingress-without-class=false"], False),  # the last wins
+])
+def test_the_controller_serves_ingresses_without_a_class_only_when_its_go_bool_flag_says_so(args, watches) -> None:
+    assert N.watches_classless(N.flags({"args": args})) is watches
+    assert (N.WATCH_CLASSLESS_FLAG, N.DEFAULT_CLASS_ANNOTATION) == (
+        "--watch-ingress-without-class", "ingressclass.kubernetes.io/is-default-class")
+
+
 def test_the_configmap_keys_are_the_hop_tables_upstream_names() -> None:
     data = {INGRESS_NGINX.upstream[f]: v for f, v in (("client_idle_s", "75"), ("upstream_idle_s", " 60 "),
                                                       ("request_timeout_s", "30"), ("worker_shutdown_s", "4m"))}

@@ -5,7 +5,10 @@ ConfigMap, its flags and grace.
 
 An Ingress belongs to a controller when its IngressClass (in the input) names the controller's
 `--controller-class`, or, without that IngressClass in the input, when its class (or the
-legacy `kubernetes.io/ingress.class` annotation) is the controller's `--ingress-class`. An
+legacy `kubernetes.io/ingress.class` annotation) is the controller's `--ingress-class`. One
+that names no class takes the cluster's default IngressClass (the one annotated
+`ingressclass.kubernetes.io/is-default-class: "true"`, which admission gives it when it is
+created), else belongs to a controller run with `--watch-ingress-without-class`. An
 Ingress of an ingress-nginx IngressClass whose controller is not in the input gets the
 controller's defaults, and a note says so; one whose class no input resource explains is
 not read. Several Ingresses with different `proxy-read-timeout`s: the shortest is
@@ -35,6 +38,7 @@ class Controller:
     configmap_ref: tuple[str, str] | None
     controller_class: str
     ingress_class: str
+    watch_classless: bool = False
 
 
 def controllers(idx: Index) -> list[Controller]:
@@ -46,13 +50,24 @@ def controllers(idx: Index) -> list[Controller]:
         given = N.flags(container)
         ref = N.configmap_ref(given, r.namespace)
         cm = next((m for m in idx.of("ConfigMap", ref[0]) if m.name == ref[1]), None) if ref else None
-        out.append(Controller(r, given, cm, ref, *N.classes(given)))
+        out.append(Controller(r, given, cm, ref, *N.classes(given), N.watches_classless(given)))
     return out
 
 
-def serving(ing: Resource, found: list[Controller], classes: dict[str, Any]) -> tuple[Controller | None, bool]:
+def default_class(idx: Index) -> str | None:
+    """The cluster's default IngressClass in the input (none, or two: none)."""
+    marked = [c.name for c in idx.all("IngressClass")
+              if str(c.meta("annotations").get(N.DEFAULT_CLASS_ANNOTATION, "")).lower() == "true"]
+    return marked[0] if len(marked) == 1 else None
+
+
+def serving(ing: Resource, found: list[Controller], classes: dict[str, Any],
+            default: str | None = None) -> tuple[Controller | None, bool]:
     """(the controller serving the Ingress, whether the Ingress is ingress-nginx's at all)."""
-    cls = ingress_class(ing)
+    cls = ingress_class(ing) or default
+    if cls is None:
+        match = [c for c in found if c.watch_classless]
+        return (match[0] if match else None), bool(match)
     if cls in classes:
         match = [c for c in found if c.controller_class == classes[cls]]
         return (match[0] if match else None), bool(match) or classes[cls] == N.CONTROLLER_CLASS
@@ -65,9 +80,10 @@ def nginx_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
     """The workload's ingress-nginx hop (none: no ingress-nginx Ingress routes to it), with
     where each of its numbers was written."""
     if "nginx" not in ctx:
-        ctx["nginx"] = controllers(idx)
+        ctx["nginx"], ctx["default_class"] = controllers(idx), default_class(idx)
     ingresses = [ing for s in services for ing, _ in idx.backends.get((s.namespace, s.name), [])]
-    routed = [(ing, *serving(ing, ctx["nginx"], ctx["classes"])) for ing in dict.fromkeys(ingresses)]
+    routed = [(ing, *serving(ing, ctx["nginx"], ctx["classes"], ctx["default_class"]))
+              for ing in dict.fromkeys(ingresses)]
     routed = [(ing, ctl) for ing, ctl, ours in routed if ours]
     if not routed:
         return []

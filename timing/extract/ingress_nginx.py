@@ -63,6 +63,22 @@ def configmap_ref(given: Mapping[str, str], namespace: str) -> tuple[str, str] |
     return ((namespace if ns in ("", "$(POD_NAMESPACE)") else ns), name)
 
 
+# `--watch-ingress-without-class` is false unless set (pkg/flags/flags.go): an Ingress with no
+# class and no legacy annotation is then not this controller's. The flag is a Go bool, which
+# `strconv.ParseBool` reads: "1", "t", "T", "true", "TRUE" and "True" are true.
+WATCH_CLASSLESS_FLAG: Final = "--watch-ingress-without-class"
+GO_TRUE: Final = frozenset({"1", "t", "T", "true", "TRUE", "True"})
+# An IngressClass with this annotation "true" is the cluster's default: the DefaultIngressClass
+# admission plugin gives it to a new Ingress that names no class (Kubernetes Ingress docs,
+# "Default IngressClass"; with two defaults, such an Ingress is refused).
+DEFAULT_CLASS_ANNOTATION: Final = "ingressclass.kubernetes.io/is-default-class"
+
+
+def watches_classless(given: Mapping[str, str]) -> bool:
+    """Whether the controller also serves Ingresses that name no class."""
+    return given.get(WATCH_CLASSLESS_FLAG, "false") in GO_TRUE
+
+
 def classes(given: Mapping[str, str]) -> tuple[str, str]:
     """(the IngressClass controller it serves, the class name it takes without an IngressClass)."""
     return given.get("--controller-class", CONTROLLER_CLASS), given.get("--ingress-class", INGRESS_CLASS)
