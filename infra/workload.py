@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 
 from lockstep.infra import ingress as alb_ingress
 from lockstep.infra import kube
+from lockstep.infra import nginx_ingress
 from lockstep.infra import rollout as argo
 from lockstep.timing.conventions import fact_annotations
 from lockstep.timing.extract import mesh as M
@@ -86,6 +87,8 @@ class Workload(pulumi.ComponentResource):
         # backend's `use-annotation` port asks for.
         self.ingress = (alb_ingress.ingress(name, svc, pulumi.ResourceOptions(
             parent=self, depends_on=[args.namespace, self.service])) if routed else None)
+        self.nginx_ingress = nginx_ingress.ingress(name, svc, pulumi.ResourceOptions(
+            parent=self, depends_on=[args.namespace, self.service]))
         headless = self._headless(name, svc, selector, child)
         self.binding = self._binding(name, svc, args.target_group_arn, child)
         self.pdb = (k8s.policy.v1.PodDisruptionBudget(

@@ -42,6 +42,7 @@ class HopKind:
     defaults: Mapping[str, int]  # the fields the proxy sets when nothing says otherwise
     unbounded: frozenset[str] = frozenset()  # fields whose default is "no limit"
     reloads: bool = False  # any configuration change replaces its workers (`worker_shutdown_s`)
+    ingress_class: str = ""  # its class by default: a hop with `routes` is an Ingress of it the stack writes
     source: str = ""
 
 
@@ -64,7 +65,7 @@ INGRESS_NGINX: Final = HopKind(
               "shutdown_delay_s": "--shutdown-grace-period", "grace_s": "terminationGracePeriodSeconds"},
     defaults={"client_idle_s": 75, "upstream_idle_s": 60, "request_timeout_s": 60, "worker_shutdown_s": 240,
               "shutdown_delay_s": 0, "grace_s": 300},
-    reloads=True,
+    reloads=True, ingress_class="nginx",  # `--ingress-class` and the chart's IngressClass: "nginx"
     source="ingress-nginx ConfigMap docs and config.go defaults; the chart's controller.terminationGracePeriodSeconds",
 )
 

@@ -328,6 +328,17 @@ class ConnectionPool(Strict):
         "off by default); 0: none; null: unknown")
 
 
+class Route(Strict):
+    """One rule of an Ingress the stack writes for an ingress proxy hop: requests for this host
+    and path go to the service."""
+
+    host: str | None = Field(default=None, min_length=1, max_length=253,
+                             description="the host the rule matches (null: every host)")
+    path: str = Field(default="/", pattern=r"^/", description="the path the rule matches")
+    path_type: Literal["Prefix", "Exact", "ImplementationSpecific"] = Field(
+        default="Prefix", description="how the path matches (the Ingress API's pathType)")
+
+
 class Hop(Strict):
     """One proxy between the load balancer and the app (`timing.hopkinds` has each kind's fields,
     upstream names and defaults): a field the kind lacks is refused, one it has and the config
@@ -348,6 +359,13 @@ class Hop(Strict):
         "grace_s", "the proxy pods' terminationGracePeriodSeconds"))
     drain_s: Seconds | None = Field(default=None, description=describe(
         "drain_s", "how long the mesh proxy keeps serving after SIGTERM"))
+    routes: tuple[Route, ...] = Field(
+        default=(), description="ingress-nginx: the stack writes an Ingress of the controller's class routing "
+        "these to the service, with the hop's `proxy-read-timeout` as its annotation (empty: the Ingress is "
+        "not the stack's; the controller's ConfigMap and pods never are)")
+    ingress_class: str | None = Field(
+        default=None, min_length=1, description="ingress-nginx: the written Ingress's class (null: the kind's, "
+        "`nginx`)")
     _defaulted: frozenset[str] = PrivateAttr(default=frozenset())
 
     @property
@@ -362,6 +380,7 @@ class Hop(Strict):
         if kind is None:
             return handler(data)  # not a mapping, or a kind for the field to refuse
         foreign = [f for f in HOP_FIELDS if data.get(f) is not None and f not in kind.upstream]
+        foreign += [f for f in ("routes", "ingress_class") if data.get(f) and not kind.ingress_class]
         if foreign:
             raise ValueError(f"{foreign[0]}: {kind.name} has no such setting (it has: "
                              f"{', '.join(kind.upstream)})")

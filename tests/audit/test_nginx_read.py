@@ -36,7 +36,8 @@ def web_manifests(tmp_path_factory) -> list[dict]:
     assert done.returncode == 0, done.stderr[-2000:]
     namespaces = [d for d in yaml.safe_load_all((out / "k8s" / "00-namespaces.yaml").read_text())
                   if d["metadata"]["name"] == "web"]
-    return namespaces + list(yaml.safe_load_all((out / "k8s" / "05-web.yaml").read_text()))
+    # the stack's own Ingress of web is left out here: `controller` writes the Ingress each case needs
+    return namespaces + [d for d in yaml.safe_load_all((out / "k8s" / "05-web.yaml").read_text()) if d["kind"] != "Ingress"]
 
 
 def controller(hop: Any, read_in_annotation: bool) -> list[dict]:
@@ -92,6 +93,42 @@ def test_the_audit_of_web_behind_its_controller_agrees_with_check(web_manifests,
                      and f["id"] in RULES)
     checked = sorted((f.id, f.status) for f in evaluate(stack) if f.subject == "web" and f.id in RULES)
     assert audited == checked and len(checked) == 4  # the pair, the request, the reload's two
+
+
+@pytest.mark.parametrize("timeout", [None, 45])
+def test_the_ingress_the_stack_writes_is_read_back_as_its_hop(tmp_path, run_audit, timeout) -> None:
+    text = EXAMPLE.read_text()
+    if timeout is not None:
+        text = text.replace("        - kind: ingress-nginx\n", f"        - kind: ingress-nginx\n          request_timeout_s: {timeout}\n")
+    config = tmp_path / "Pulumi.web.yaml"
+    config.write_text(text)
+    out = tmp_path / "render"
+    done = subprocess.run([sys.executable, "-m", "lockstep", "render", str(config), "-o", str(out)],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    namespaces = [d for d in yaml.safe_load_all((out / "k8s" / "00-namespaces.yaml").read_text())
+                  if d["metadata"]["name"] == "web"]
+    rendered = list(yaml.safe_load_all((out / "k8s" / "05-web.yaml").read_text()))
+    assert [d["kind"] for d in rendered].count("Ingress") == 1
+    from lockstep.timing.config import read_stack_file
+    stack = read_stack_file(str(config))
+    cluster = [d for d in controller(stack.services[WEB].path[0], False) if d["kind"] != "Ingress"]
+    file = tmp_path / "web.yaml"
+    file.write_text(yaml.safe_dump_all(namespaces + rendered + cluster))
+    run = run_audit("--format", "json", "--all", "--kubernetes-version", "1.30", str(file))
+    assert run.code == 0, run.err
+    audited = [f for f in run.findings() if f["subject"] == "web/Deployment/web" and f["id"] in RULES]
+    checked = sorted((f.id, f.status) for f in evaluate(stack) if f.subject == "web" and f.id in RULES)
+    assert sorted((f["id"], f["status"]) for f in audited) == checked and len(checked) == 4
+    [request] = [f for f in audited if f["id"] == "timeouts-shrink-inward"]
+    assert f"proxy-read-timeout {timeout or 60}s" in request["message"]
+
+
+def test_an_ingress_no_controller_in_the_input_explains_is_a_note(run_audit, tmp_path) -> None:
+    found, run = findings(run_audit, shop(tmp_path, lambda docs: [d for d in docs if d["kind"] not in (
+        "IngressClass", "Deployment") or d["metadata"]["name"] not in ("nginx", "ingress-nginx-controller")]))
+    assert found == {}
+    assert any("Ingress shop/web: no controller in the input serves class 'nginx'" in n for n in run.notes())
 
 
 # ---- the linker's choices ---------------------------------------------------------------------

@@ -26,7 +26,7 @@ from lockstep.timing.bind.entry import entry_workload, unreached
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.lbs import LbSource
 from lockstep.timing.bind.mesh import Origins, mesh_path
-from lockstep.timing.bind.nginx import nginx_path
+from lockstep.timing.bind.nginx import nginx_path, unexplained
 from lockstep.timing.bind.nodes import NodesRead, read_nodes
 from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
 from lockstep.timing.context import Scene
@@ -359,7 +359,7 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
     heartbeat_links(idx, out.subjects, out)
     failover_links(idx, out.subjects, options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]
-    out.notes += unlinked(idx, ctx, out.warnings)
+    out.notes += unlinked(idx, ctx, out.warnings) + unexplained(idx, ctx)
     return out
 
 

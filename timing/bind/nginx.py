@@ -120,3 +120,22 @@ def nginx_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
         hop["request_timeout_s"] = shortest[0]
         origins["request_timeout_s"] = (shortest[1], ("metadata", "annotations", N.READ_TIMEOUT_ANNOTATION))
     return [(hop, origins)]
+
+
+def unexplained(idx: Index, ctx: dict[str, Any]) -> list[str]:
+    """Ingresses no controller in the input is known to serve: neither the LBC's nor
+    ingress-nginx's as far as the input shows. Their proxy hop is not audited, and a note says
+    which resource would tell."""
+    from lockstep.timing.bind.lbs import is_alb
+
+    if "nginx" not in ctx:
+        ctx["nginx"], ctx["default_class"] = controllers(idx), default_class(idx)
+    out = []
+    for ing in idx.all("Ingress"):
+        if is_alb(ing, ctx["classes"]) or serving(ing, ctx["nginx"], ctx["classes"], ctx["default_class"])[1]:
+            continue
+        cls = ingress_class(ing) or ctx["default_class"]
+        if cls is None or cls not in ctx["classes"]:
+            out.append(f"{ing.ref}: no controller in the input serves class {cls!r} (add its IngressClass, or the "
+                       "ingress-nginx controller's Deployment): its proxy hop is not audited")
+    return out

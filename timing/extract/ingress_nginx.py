@@ -76,7 +76,7 @@ DEFAULT_CLASS_ANNOTATION: Final = "ingressclass.kubernetes.io/is-default-class"
 
 def watches_classless(given: Mapping[str, str]) -> bool:
     """Whether the controller also serves Ingresses that name no class."""
-    return given.get(WATCH_CLASSLESS_FLAG, "false") in GO_TRUE
+    return given.get(WATCH_CLASSLESS_FLAG) in GO_TRUE  # absent: None, never true
 
 
 def classes(given: Mapping[str, str]) -> tuple[str, str]:
