@@ -15,7 +15,7 @@ from lockstep.timing.cli import main
 from lockstep.timing.config import read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
-PATH = read_stack_file(str(ROOT / "examples" / "Pulumi.path.yaml"))
+PATH = read_stack_file(str(ROOT / "Pulumi.example.yaml"))
 
 
 @pytest.mark.parametrize(("pattern", "path", "matches"), [
@@ -79,7 +79,7 @@ def test_the_one_line_says_why_no_entry_was_found() -> None:
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("path-render")
-    assert main(["render", "-o", str(out), str(ROOT / "examples" / "Pulumi.path.yaml")]) == 0
+    assert main(["render", "-o", str(out), str(ROOT / "Pulumi.example.yaml")]) == 0
     return out
 
 

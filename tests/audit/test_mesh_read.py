@@ -21,7 +21,7 @@ from tests.timing.test_rules_path import C, build
 
 pytest.importorskip("pulumi")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "Pulumi.example.yaml"
 MESH_RULES = ("keepalive-outlasts-lb-idle", "keepalive-chain-ordered", "mesh-drain-covers-lb", "sidecar-outlives-app")
 CHECKOUT = "06-checkout.yaml"
 

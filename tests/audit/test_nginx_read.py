@@ -21,7 +21,7 @@ from tests.timing.test_rules_path import WEB, W, build
 
 pytest.importorskip("pulumi")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "Pulumi.example.yaml"
 CORPUS = Path(__file__).parent / "corpus" / "ingress-nginx" / "input" / "shop.yaml"
 RULES = ("keepalive-chain-ordered", "timeouts-shrink-inward", "proxy-reload-spares-requests")
 NS = "ingress-nginx"

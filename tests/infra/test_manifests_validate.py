@@ -20,8 +20,10 @@ from tests.infra.support import example_values, render
 TGB_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "targetgroupbinding-v1beta1.json").read_text())
 ROLLOUT_SCHEMA = json.loads((Path(__file__).parent / "schemas" / "rollout-v1alpha1.json").read_text())
 # Karpenter's NodePool and EC2NodeClass (issue 13): CRDs, checked against their shape too
+# and Istio's DestinationRule of a meshed service (issue 12)
 CRD_SCHEMAS = {kind: json.loads((Path(__file__).parent / "schemas" / f"{name}.json").read_text())
-               for kind, name in (("NodePool", "nodepool-v1"), ("EC2NodeClass", "ec2nodeclass-v1"))}
+               for kind, name in (("NodePool", "nodepool-v1"), ("EC2NodeClass", "ec2nodeclass-v1"),
+                                  ("DestinationRule", "destinationrule-v1"))}
 
 
 def manifests(res):
@@ -50,7 +52,8 @@ def test_every_rendered_manifest_validates_against_the_declared_kubernetes_versi
     assert {o["kind"] for _, o in found} >= {"Namespace", "Deployment", "StatefulSet", "Service",
                                              "PodDisruptionBudget", "HorizontalPodAutoscaler",
                                              "TargetGroupBinding", "Role", "RoleBinding",
-                                             "ServiceAccount", "ConfigMap", "Secret"}
+                                             "ServiceAccount", "ConfigMap", "Secret", "Ingress",
+                                             "DestinationRule"}
     for urn, obj in found:
         _validate(urn, obj, version)
 

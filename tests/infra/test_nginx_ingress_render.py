@@ -19,7 +19,7 @@ from lockstep.timing.extract import ingress_nginx as N
 from lockstep.timing.model import Stack
 from tests.infra.support import SENTINEL, render
 
-PATH = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"
+PATH = Path(__file__).resolve().parents[2] / "Pulumi.example.yaml"
 WEB = 4  # the path example's service behind ingress-nginx
 
 

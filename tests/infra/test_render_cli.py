@@ -17,9 +17,9 @@ def test_render_writes_manifests_for_every_component(tmp_path, capsys):
     k8s = {p.name: list(yaml.safe_load_all(p.read_text())) for p in (out / "k8s").glob("*.yaml")}
     aws = {p.name: json.loads(p.read_text()) for p in (out / "aws").glob("*.json")}
     assert sorted(k8s) == ["00-namespaces.yaml", "01-api.yaml", "02-football-feed.yaml",
-                           "03-basketball-feed.yaml", "04-odds-stream.yaml", "05-heartbeat.yaml",
-                           "06-nodepools.yaml"]
-    assert sorted(aws) == ["api.json", "basketball-feed.json", "failover.json", "odds-stream.json"]
+                           "03-basketball-feed.yaml", "04-odds-stream.yaml", "05-web.yaml", "06-checkout.yaml",
+                           "07-heartbeat.yaml", "08-nodepools.yaml"]
+    assert sorted(aws) == ["api.json", "basketball-feed.json", "checkout.json", "failover.json", "odds-stream.json"]
     for component in ("Namespaces", "TargetGroup", "Workload", "HeartbeatService", "RegionalFailover"):
         assert component in summary
     kinds = {d["kind"] for docs in k8s.values() for d in docs}

@@ -18,7 +18,7 @@ from lockstep.timing.simulate import applies, run_scenario, simulate_stack
 from tests.timing.strategies import edit
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-PATH = read_stack_file(str(EXAMPLES / "Pulumi.path.yaml"))
+PATH = read_stack_file(str(EXAMPLES.parent / "Pulumi.example.yaml"))
 WEB, CHECKOUT = 4, 5  # the path example's service behind ingress-nginx, and the meshed one
 
 

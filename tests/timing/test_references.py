@@ -33,7 +33,7 @@ def test_a_spec_watching_an_unknown_service_lists_the_known_ones() -> None:
     specs = build().heartbeat_specs
     bad = specs[1].model_copy(update={"service": "hockey-feed"})
     assert problems({"heartbeat_specs": (specs[0], bad)}) == [
-        "heartbeat_specs.1.service: unknown service 'hockey-feed' (known: api, basketball-feed, football-feed, odds-stream)"]
+        "heartbeat_specs.1.service: unknown service 'hockey-feed' (known: api, basketball-feed, checkout, football-feed, odds-stream, web)"]
 
 
 def test_specs_need_a_heartbeat_service() -> None:
@@ -50,8 +50,8 @@ def test_a_watchdog_watching_an_unknown_service_is_named_by_index() -> None:
 
 
 def test_a_failover_entry_must_be_a_service() -> None:
-    fo = build().failover.model_copy(update={"entry_service": "web"})
-    assert problems({"failover": fo}) == ["failover.entry_service: unknown service 'web'"]
+    fo = build().failover.model_copy(update={"entry_service": "shop"})
+    assert problems({"failover": fo}) == ["failover.entry_service: unknown service 'shop'"]
     assert problems({"failover": None}) == []
 
 
@@ -73,10 +73,10 @@ def test_every_reference_problem_is_reported_at_once_through_the_validator() -> 
     from lockstep.timing.model import Stack
     from tests.timing.strategies import edit
 
-    values = edit(base(), {"watchdog.watches": ["nope"], "failover.entry_service": "web",
+    values = edit(base(), {"watchdog.watches": ["nope"], "failover.entry_service": "shop",
                            "heartbeat": DELETE})
     with pytest.raises(ValidationError) as err:
         Stack.model_validate(values)
     assert err.value.errors()[0]["msg"] == (
         "Value error, heartbeat: heartbeat_specs are set but no heartbeat service is declared; "
-        "watchdog.watches.0: unknown service 'nope'; failover.entry_service: unknown service 'web'")
+        "watchdog.watches.0: unknown service 'nope'; failover.entry_service: unknown service 'shop'")

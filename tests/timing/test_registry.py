@@ -30,13 +30,11 @@ def test_the_registry_holds_the_51_rule_ids_of_the_catalogue() -> None:
 
 def test_every_rule_is_judged_on_the_example() -> None:
     judged = {f.id for f in evaluate(build())}
-    # the example uses the native sleep action, no proxy between the LB and the app (the path
-    # rules are judged on examples/Pulumi.path.yaml), and no health-check-only drain;
-    # none uses externalTrafficPolicy Local, the NLB removes targets by endpoints only, and no
-    # watched Deployment rolls by taking pods down, and every node is drained before it shuts down
-    # (the broken variants in examples/ reach those rules)
-    assert judged == set(RULE_IDS) - {"prestop-uses-native-sleep", "sidecar-outlives-app",
-                                      "keepalive-chain-ordered", "proxy-reload-spares-requests", "mesh-drain-covers-lb",
+    # the example uses the native sleep action and no health-check-only drain; none uses
+    # externalTrafficPolicy Local, the NLB removes targets by endpoints only, and no watched
+    # Deployment rolls by taking pods down, and every node is drained before it shuts down
+    # (the broken variants in examples/ reach those rules). Its web and checkout reach the path rules.
+    assert judged == set(RULE_IDS) - {"prestop-uses-native-sleep",
                                       "health-check-drain-needs-peers",
                                       "etp-local-drain-covers-node-check", "nlb-connections-survive-removal",
                                       "heartbeat-rides-out-rollout", "node-shutdown-drains-without-endpoints"}
@@ -140,7 +138,7 @@ def test_every_error_is_raised_at_once_and_warnings_never() -> None:
 
 def test_lb_scope_rules_run_only_for_services_with_a_target_group() -> None:
     subjects = {x.subject for x in evaluate(build()) if x.id == "lb-timeout-below-interval"}
-    assert subjects == {"api"}
+    assert subjects == {"api", "checkout"}  # the ALB's target groups; the NLBs' checks have no such rule
     scopes = {c.scope for r in RULES for c in r.checks}
     assert scopes == {"lb", "service", "stack"}
 

@@ -259,7 +259,7 @@ def test_without_a_gate_min_ready_must_cover_lb_admission(min_ready) -> None:
 
 def test_a_rollout_outrunning_the_lb_prints_the_fix() -> None:
     stack = build({**NO_GATE, f"{A}.rollout.min_ready_s": 28})
-    assert only(stack, "rollout-waits-for-lb").render() == (
+    assert only(stack, "rollout-waits-for-lb", "api").render() == (
         "ERROR rollout-waits-for-lb  api: min_ready 28s (rollout.min_ready_s) < lb_admit_new 24s "
         "(lb.registration_propagation_s 15 + lb.health_check.interval_s 5 + lb.health_check.timeout_s 4) + "
         "margin 5s  slack -1s → add a readiness gate or raise rollout.min_ready_s")
@@ -270,7 +270,7 @@ def test_a_gate_that_cannot_pass_breaks_both_gate_rules() -> None:
     # so does eviction-waits-for-lb (api has a PDB: evictions count Ready pods).
     stack = build({f"{A}.readiness_gate.namespace_labelled": False})
     assert error_ids(stack) == {"rollout-waits-for-lb", "readiness-gate-can-pass", "eviction-waits-for-lb"}
-    assert only(stack, "rollout-waits-for-lb").render() == (
+    assert only(stack, "rollout-waits-for-lb", "api").render() == (
         "ERROR rollout-waits-for-lb  api: min_ready 0s (rollout.min_ready_s) < lb_admit_new 24s "
         "(lb.registration_propagation_s 15 + lb.health_check.interval_s 5 + lb.health_check.timeout_s 4) + "
         "margin 5s  slack -29s → make the readiness gate passable, or raise rollout.min_ready_s")
@@ -286,9 +286,9 @@ def test_a_gate_that_cannot_pass_is_covered_by_a_long_enough_min_ready(min_ready
 
 
 def test_a_gate_that_can_pass_makes_the_rollout_wait_for_the_lb() -> None:
-    assert only(build(), "rollout-waits-for-lb").render() == (
+    assert only(build(), "rollout-waits-for-lb", "api").render() == (
         "OK rollout-waits-for-lb  api: readiness gate can pass (readiness_gate) = required can pass")
-    assert only(build(), "rollout-waits-for-lb").fix == ""
+    assert only(build(), "rollout-waits-for-lb", "api").fix == ""
 
 
 @pytest.mark.parametrize(("min_ready", "status"), [(0, "skipped"), (28, "skipped"), (29, "ok")])
@@ -296,13 +296,13 @@ def test_an_injected_gate_of_unknown_order_leaves_the_rollout_rule_to_min_ready(
     """Whether the webhook injected the gate depends on creation order (unknown in manifests):
     a long enough minReadySeconds decides the rollout rule anyway, a short one cannot."""
     stack = build({f"{A}.readiness_gate.injected_after_binding": None, f"{A}.rollout.min_ready_s": min_ready})
-    gate = only(stack, "readiness-gate-can-pass")
+    gate = only(stack, "readiness-gate-can-pass", "api")
     assert (gate.status, gate.needs, gate.fix, gate.slack_s) == (
         "skipped", ("readiness_gate.injected_after_binding",), "", None)
     assert gate.render() == (
         "SKIPPED readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) in missing "
         "nothing → needs readiness_gate.injected_after_binding")
-    waits = only(stack, "rollout-waits-for-lb")
+    waits = only(stack, "rollout-waits-for-lb", "api")
     assert waits.status == status
     assert waits.needs == (("readiness_gate.injected_after_binding",) if status == "skipped" else ())
     shown = {"skipped": " → needs readiness_gate.injected_after_binding", "ok": ""}[status]
@@ -315,7 +315,7 @@ def test_an_injected_gate_of_unknown_order_leaves_the_rollout_rule_to_min_ready(
 def test_a_declared_gate_needs_neither_the_namespace_label_nor_the_creation_order() -> None:
     stack = build({f"{A}.readiness_gate": {"declared": True, "namespace_labelled": False,
                                            "injected_after_binding": False}})
-    assert only(stack, "readiness-gate-can-pass").render() == (
+    assert only(stack, "readiness-gate-can-pass", "api").render() == (
         "OK readiness-gate-can-pass  api: readiness gate declared in the pod template (readiness_gate) in missing "
         "nothing")
 
@@ -329,7 +329,7 @@ def test_instance_targets_need_no_rollout_wait() -> None:
 def test_a_gate_on_instance_targets_never_passes_and_says_why() -> None:
     stack = build({f"{A}.lb.target_type": "instance"})
     assert error_ids(stack) == {"readiness-gate-can-pass"}
-    assert only(stack, "readiness-gate-can-pass").render() == (
+    assert only(stack, "readiness-gate-can-pass", "api").render() == (
         "ERROR readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) not in missing IP targets → "
         "provide IP targets")
 
@@ -337,7 +337,7 @@ def test_a_gate_on_instance_targets_never_passes_and_says_why() -> None:
 def test_a_gate_missing_everything_lists_every_missing_piece() -> None:
     stack = build({f"{A}.lb.target_type": "instance", f"{A}.lb.attach_to_arn": None,
                    f"{A}.readiness_gate": {"namespace_labelled": False, "injected_after_binding": False}})
-    assert only(stack, "readiness-gate-can-pass").render() == (
+    assert only(stack, "readiness-gate-can-pass", "api").render() == (
         "ERROR readiness-gate-can-pass  api: readiness gate injected by the webhook (readiness_gate) not in missing IP targets, "
         "a target group attached to a load balancer, the namespace label "
         "elbv2.k8s.aws/pod-readiness-gate-inject=enabled, the Service and TargetGroupBinding created before the "
@@ -351,12 +351,12 @@ def test_a_gate_missing_everything_lists_every_missing_piece() -> None:
     ({f"{A}.readiness_gate.injected_after_binding": False}, "the Service and TargetGroupBinding created before the pods"),
 ])
 def test_each_missing_gate_condition_alone_fails_the_gate(change, missing) -> None:
-    f = only(build(change), "readiness-gate-can-pass")
+    f = only(build(change), "readiness-gate-can-pass", "api")
     assert (f.status, f.right.value, f.fix) == ("error", missing, f"provide {missing}")
 
 
 def test_a_gate_that_can_pass_reports_nothing_missing() -> None:
-    f = only(build(), "readiness-gate-can-pass")
+    f = only(build(), "readiness-gate-can-pass", "api")
     assert (f.status, f.right.value, f.fix) == ("ok", "nothing", "")
 
 

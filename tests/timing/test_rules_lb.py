@@ -38,12 +38,12 @@ def test_alb_health_check_timeout_must_stay_below_its_interval(it) -> None:
     interval, timeout = it
     stack = build({f"{A}.lb.health_check.interval_s": interval, f"{A}.lb.health_check.timeout_s": timeout})
     expect_alone(stack, "lb-timeout-below-interval", timeout >= interval)
-    assert only(stack, "lb-timeout-below-interval").slack_s == interval - timeout - 1
+    assert only(stack, "lb-timeout-below-interval", "api").slack_s == interval - timeout - 1
 
 
 def test_alb_timeout_equal_to_interval_prints_the_fix() -> None:
     stack = build({f"{A}.lb.health_check.timeout_s": 5})
-    assert only(stack, "lb-timeout-below-interval").render() == (
+    assert only(stack, "lb-timeout-below-interval", "api").render() == (
         "ERROR lb-timeout-below-interval  api: timeout 5s (lb.health_check.timeout_s) ≥ interval 5s "
         "(lb.health_check.interval_s)  slack -1s → lower the timeout to ≤4s or raise the interval")
 
@@ -175,19 +175,19 @@ def test_each_out_of_range_value_is_its_own_finding() -> None:
 def test_app_keepalive_must_outlast_the_alb_idle_timeout(keepalive, idle) -> None:
     stack = build({f"{A}.app.keepalive_s": keepalive, f"{A}.lb.idle_timeout_s": idle})
     expect_alone(stack, "keepalive-outlasts-lb-idle", keepalive <= idle)
-    assert only(stack, "keepalive-outlasts-lb-idle").slack_s == keepalive - idle - 1
+    assert only(stack, "keepalive-outlasts-lb-idle", "api").slack_s == keepalive - idle - 1
 
 
 def test_node_default_keepalive_of_5s_behind_an_alb_prints_the_fix() -> None:
     stack = build({f"{A}.app.keepalive_s": 5})
-    assert only(stack, "keepalive-outlasts-lb-idle").render() == (
+    assert only(stack, "keepalive-outlasts-lb-idle", "api").render() == (
         "ERROR keepalive-outlasts-lb-idle  api: keepalive 5s (app.keepalive_s) ≤ idle_timeout 60s "
         "(lb.idle_timeout_s)  slack -56s → raise the app's keep-alive timeout to ≥61s or lower the LB's idle timeout")
 
 
 def test_unknown_keepalive_is_skipped_naming_the_field_never_guessed() -> None:
     stack = build({f"{A}.app.keepalive_s": None})
-    f = only(stack, "keepalive-outlasts-lb-idle")
+    f = only(stack, "keepalive-outlasts-lb-idle", "api")
     assert f.status == "skipped"
     assert f.render() == (
         "SKIPPED keepalive-outlasts-lb-idle  api: keepalive unknown (app.keepalive_s) > idle_timeout 60s "
@@ -199,7 +199,7 @@ def test_keepalive_rule_applies_to_https_albs_but_not_tcp_listeners_or_nlbs() ->
     assert error_ids(build({f"{A}.lb.protocol": "HTTPS", f"{A}.app.keepalive_s": 5})) == {
         "keepalive-outlasts-lb-idle"}
     assert findings_of(build({f"{A}.lb.protocol": "TCP", f"{A}.app.keepalive_s": 5}),
-                       "keepalive-outlasts-lb-idle") == []
+                       "keepalive-outlasts-lb-idle", "api") == []
     assert findings_of(build({f"{B}.lb.protocol": "TLS"}), "keepalive-outlasts-lb-idle", "basketball-feed") == []
 
 
@@ -324,7 +324,7 @@ def test_deregistration_delay_must_cover_detection_plus_the_longest_request(dela
 
 def test_deregistration_delay_one_short_prints_the_fix() -> None:
     stack = build({f"{A}.lb.deregistration_delay_s": 44})
-    assert only(stack, "deregistration-covers-requests").render() == (
+    assert only(stack, "deregistration-covers-requests", "api").render() == (
         "ERROR deregistration-covers-requests  api: deregistration_delay 44s (lb.deregistration_delay_s) < "
         "lb_detect + max_request 45s (lb_detect 15 + app.max_request_s 30)  slack -1s → raise the deregistration "
         "delay to ≥45s")
@@ -335,7 +335,7 @@ def test_deregistration_delay_matters_only_when_targets_leave_by_deregistration(
     assert findings_of(stack, "deregistration-covers-requests", "basketball-feed") == []
     mixed = build({f"{A}.lb.removal": ["endpoints", "deregistration"], f"{A}.lb.deregistration_delay_s": 39})
     # lb_detect is the faster path (endpoints 10): 10 + 30 = 40 > 39
-    assert only(mixed, "deregistration-covers-requests").slack_s == -1
+    assert only(mixed, "deregistration-covers-requests", "api").slack_s == -1
 
 
 # ---- health-check-drain-needs-peers ---------------------------------------------------------------
@@ -353,11 +353,11 @@ def test_draining_by_failing_health_checks_needs_a_peer(min_replicas) -> None:
 
 def test_a_single_health_check_drained_target_prints_the_fix() -> None:
     stack = build({**HC_ONLY, f"{A}.hpa.min_replicas": 1})
-    assert only(stack, "health-check-drain-needs-peers").render() == (
+    assert only(stack, "health-check-drain-needs-peers", "api").render() == (
         "ERROR health-check-drain-needs-peers  api: targets 1 (hpa.min_replicas) < targets 2  slack -1 → "
         "run ≥2 targets: an LB fails open when every target is unhealthy")
     fixed = build({**HC_ONLY, f"{A}.hpa": DELETE, f"{A}.replicas": 1})
-    assert only(fixed, "health-check-drain-needs-peers").left.source == "replicas"
+    assert only(fixed, "health-check-drain-needs-peers", "api").left.source == "replicas"
 
 
 def test_another_removal_path_lets_a_single_target_leave() -> None:
@@ -401,7 +401,7 @@ def test_a_mesh_sidecar_must_outlive_drain_and_finish(sidecar) -> None:
 
 def test_a_sidecar_exiting_before_the_app_prints_the_fix() -> None:
     stack = build({f"{A}.sidecar": {"drain_s": 49}})
-    assert only(stack, "sidecar-outlives-app").render() == (
+    assert only(stack, "sidecar-outlives-app", "api").render() == (
         "ERROR sidecar-outlives-app  api: sidecar.drain 49s (sidecar.drain_s) < stop 50s "
         "(shutdown.drain_s 20 + shutdown.finish_s 30)  slack -1s → keep the mesh proxy up until the app "
         "has drained and finished")
@@ -411,7 +411,7 @@ def test_a_sidecar_exiting_before_the_app_prints_the_fix() -> None:
 def test_exec_sleep_on_a_cluster_with_the_native_action_is_a_warning_not_an_error() -> None:
     stack = build({f"{A}.shutdown.prestop": "exec"})
     assert error_ids(stack) == set()
-    assert only(stack, "prestop-uses-native-sleep").render() == (
+    assert only(stack, "prestop-uses-native-sleep", "api").render() == (
         "WARNING prestop-uses-native-sleep  api: preStop exec sleep (shutdown.prestop) ≠ kubelet sleep action "
         "(Kubernetes 1.30) → use the native sleep action (set shutdown.prestop: sleep or leave it unset)")
 

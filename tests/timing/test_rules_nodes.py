@@ -400,7 +400,7 @@ def test_ip_targets_with_a_pdb_and_no_readiness_gate_let_evictions_outrun_the_lb
     stack = build({f"{A}.readiness_gate": DELETE, f"{A}.rollout.min_ready_s": 60})
     # a minReadySeconds that satisfies the rollout does not hold an eviction back
     assert error_ids(stack) == {"eviction-waits-for-lb"}
-    assert only(stack, "eviction-waits-for-lb").render() == (
+    assert only(stack, "eviction-waits-for-lb", "api").render() == (
         "ERROR eviction-waits-for-lb  api: readiness gate none (readiness_gate) ≠ required a readiness gate that can "
         "pass (pdb) → add a passable readiness gate: a PDB counts Ready pods, whose targets may still be initial")
 
@@ -411,7 +411,7 @@ def test_ip_targets_with_a_pdb_and_no_readiness_gate_let_evictions_outrun_the_lb
     ({f"{A}.readiness_gate.injected_after_binding": None}, "skipped"),
 ])
 def test_eviction_waits_for_the_lb_exactly_when_the_gate_can_pass(changes, status) -> None:
-    f = only(build(changes), "eviction-waits-for-lb")
+    f = only(build(changes), "eviction-waits-for-lb", "api")
     assert f.status == status
     if status == "skipped":
         assert f.needs == ("readiness_gate.injected_after_binding",)
@@ -419,7 +419,7 @@ def test_eviction_waits_for_the_lb_exactly_when_the_gate_can_pass(changes, statu
 
 @pytest.mark.parametrize("changes", [{f"{A}.pdb": DELETE}, {f"{A}.lb.target_type": "instance"}])
 def test_evictions_without_a_pdb_or_behind_instance_targets_are_not_judged_by_the_gate(changes) -> None:
-    assert findings_of(build(changes), "eviction-waits-for-lb") == []
+    assert findings_of(build(changes), "eviction-waits-for-lb", "api") == []
 
 
 # ---- eviction-leaves-a-target -----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from lockstep.timing.model import Stack
 from lockstep.timing.hopkinds import HOP_KINDS
 from lockstep.timing.path import hops
 
-PATH_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"
+PATH_EXAMPLE = Path(__file__).resolve().parents[2] / "Pulumi.example.yaml"
 WEB, CHECKOUT = 4, 5  # its service behind ingress-nginx, and its meshed one
 W, C = f"services.{WEB}", f"services.{CHECKOUT}"
 NGINX = HOP_KINDS["ingress-nginx"].defaults
@@ -39,7 +39,7 @@ def _values() -> dict[str, Any]:
 
 
 def build(changes: dict[str, Any] | None = None) -> Stack:
-    """examples/Pulumi.path.yaml (the example with web and checkout) with `changes`."""
+    """The example (with web behind ingress-nginx and the meshed checkout) with `changes`."""
     return Stack.model_validate(edit(_values(), changes or {}))
 
 

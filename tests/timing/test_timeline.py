@@ -159,6 +159,10 @@ def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
         "football-feed: drain handshake", "football-feed: rolling deploy",
         "basketball-feed: drain handshake", "basketball-feed: rolling deploy",
         "odds-stream: drain handshake", "odds-stream: rolling deploy",
+        "web: drain handshake", "web: idle connections along the path", "web: one request along the path",
+        "web: rolling deploy",
+        "checkout: drain handshake", "checkout: idle connections along the path",
+        "checkout: one request along the path", "checkout: rolling deploy",
         "football-live (football-feed): failure to block",
         "football-live (football-feed): recovery to unblock",
         "basketball-live (basketball-feed): failure to block",
@@ -166,7 +170,7 @@ def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
         "failover (dns): region loss to clients served",
     ]
     bare = stack.model_copy(update={"heartbeat": None, "heartbeat_specs": (), "failover": None})
-    assert len(stack_timelines(bare)) == 10
+    assert len(stack_timelines(bare)) == 18
 
 
 def test_text_rendering_sorts_by_time_and_names_sources():
@@ -258,7 +262,7 @@ def test_a_clients_longer_dns_cache_holds_the_old_answer_as_long(stack):
 @pytest.fixture(scope="module")
 def path_stack():
     from pathlib import Path
-    return read_stack_file(str(Path(__file__).resolve().parents[2] / "examples" / "Pulumi.path.yaml"))
+    return read_stack_file(str(Path(__file__).resolve().parents[2] / "Pulumi.example.yaml"))
 
 
 def test_the_path_timelines_show_each_hops_idle_and_request_wait(stack):
