@@ -26,6 +26,8 @@ def test_every_path_pattern_of_every_condition_and_the_priority_are_read(conditi
     ({"conditions": ["not a mapping", {"pathPattern": {"values": ["/x/*", 3]}}]}, {"path_patterns": ("/x/*",)}),
     ({"priority": True}, {}),  # a boolean is no priority
     ({"priority": "100"}, {}),  # nor a string (an unknown of a preview)
+    ({"priority": 100.0}, {"rule_priority": 100}),  # the policy engine passes numbers as floats
+    ({"priority": 100.5}, {}),
     ({"conditions": None, "priority": None}, {}),
 ])
 def test_what_is_not_a_path_pattern_or_a_priority_is_left_out(rule, expected) -> None:

@@ -31,13 +31,33 @@ NODES = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one 
 }
 
 
-def test_every_node_variant_in_examples_is_held_to_its_ids() -> None:
-    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SEED.parent.glob("Pulumi.nodes-*.yaml")}
-    assert shipped == set(NODES)
+PATH_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one path rule (issue 12)
+    "path-node-keepalive": ["keepalive-chain-ordered"],
+    "path-istio-idle": ["keepalive-chain-ordered"],
+    "path-reload-cut": ["proxy-reload-spares-requests"],
+    "path-read-timeout": ["timeouts-shrink-inward"],
+    "path-linkerd-drain": ["mesh-drain-covers-lb", "sidecar-outlives-app"],
+}
 
 
-@pytest.mark.parametrize(("name", "ids"), sorted(NODES.items()))
-def test_a_broken_node_variant_fails_check_with_exactly_its_rule(name, ids, capsys) -> None:
+LINK_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one link rule (issue 12)
+    "links-grpc-pings": ["grpc-keepalive-fits-path"],
+    "links-pool-lifetime": ["pool-retires-before-path"],
+}
+
+
+# Each family of examples/Pulumi.<family>-*.yaml, every file held to its ids.
+VARIANTS = {"nodes": NODES, "path": PATH_VARIANTS, "links": LINK_VARIANTS}
+
+
+@pytest.mark.parametrize("family", sorted(VARIANTS))
+def test_every_variant_in_examples_is_held_to_its_ids(family) -> None:
+    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SEED.parent.glob(f"Pulumi.{family}-*.yaml")}
+    assert shipped == set(VARIANTS[family])
+
+
+@pytest.mark.parametrize(("name", "ids"), sorted(i for v in VARIANTS.values() for i in v.items()))
+def test_a_broken_variant_fails_check_with_exactly_its_rules(name, ids, capsys) -> None:
     assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
     out = capsys.readouterr().out
     assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids
@@ -51,42 +71,3 @@ def test_the_argo_example_with_a_scale_down_delay_below_the_switch_fails_check_w
     out = capsys.readouterr().out
     errors = [line.split()[1:3] for line in out.splitlines() if line.startswith("ERROR")]
     assert errors == [["rollout-scale-down-outlasts-switch", "odds-stream:"]]
-
-
-PATH_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one path rule (issue 12)
-    "path-node-keepalive": ["keepalive-chain-ordered"],
-    "path-istio-idle": ["keepalive-chain-ordered"],
-    "path-reload-cut": ["proxy-reload-spares-requests"],
-    "path-read-timeout": ["timeouts-shrink-inward"],
-    "path-linkerd-drain": ["mesh-drain-covers-lb", "sidecar-outlives-app"],
-}
-
-
-def test_every_path_variant_in_examples_is_held_to_its_ids() -> None:
-    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SEED.parent.glob("Pulumi.path-*.yaml")}
-    assert shipped == set(PATH_VARIANTS)
-
-
-@pytest.mark.parametrize(("name", "ids"), sorted(PATH_VARIANTS.items()))
-def test_a_broken_path_variant_fails_check_with_exactly_its_rules(name, ids, capsys) -> None:
-    assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
-    out = capsys.readouterr().out
-    assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids
-
-
-LINK_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose for one link rule (issue 12)
-    "links-grpc-pings": ["grpc-keepalive-fits-path"],
-    "links-pool-lifetime": ["pool-retires-before-path"],
-}
-
-
-def test_every_link_variant_in_examples_is_held_to_its_ids() -> None:
-    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SEED.parent.glob("Pulumi.links-*.yaml")}
-    assert shipped == set(LINK_VARIANTS)
-
-
-@pytest.mark.parametrize(("name", "ids"), sorted(LINK_VARIANTS.items()))
-def test_a_broken_link_variant_fails_check_with_exactly_its_rule(name, ids, capsys) -> None:
-    assert main(["check", str(SEED.parent / f"Pulumi.{name}.yaml")]) == 1
-    out = capsys.readouterr().out
-    assert sorted({line.split()[1] for line in out.splitlines() if line.startswith("ERROR")}) == ids

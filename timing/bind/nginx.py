@@ -61,6 +61,12 @@ def default_class(idx: Index) -> str | None:
     return marked[0] if len(marked) == 1 else None
 
 
+def _read_cluster(idx: Index, ctx: dict[str, Any]) -> None:
+    """The input's ingress-nginx controllers and default IngressClass, read once per link."""
+    if "nginx" not in ctx:
+        ctx["nginx"], ctx["default_class"] = controllers(idx), default_class(idx)
+
+
 def serving(ing: Resource, found: list[Controller], classes: dict[str, Any],
             default: str | None = None) -> tuple[Controller | None, bool]:
     """(the controller serving the Ingress, whether the Ingress is ingress-nginx's at all)."""
@@ -79,8 +85,7 @@ def nginx_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
                notes: list[str]) -> list[tuple[dict[str, Any], Origins]]:
     """The workload's ingress-nginx hop (none: no ingress-nginx Ingress routes to it), with
     where each of its numbers was written."""
-    if "nginx" not in ctx:
-        ctx["nginx"], ctx["default_class"] = controllers(idx), default_class(idx)
+    _read_cluster(idx, ctx)
     ingresses = [ing for s in services for ing, _ in idx.backends.get((s.namespace, s.name), [])]
     routed = [(ing, *serving(ing, ctx["nginx"], ctx["classes"], ctx["default_class"]))
               for ing in dict.fromkeys(ingresses)]
@@ -128,8 +133,7 @@ def unexplained(idx: Index, ctx: dict[str, Any]) -> list[str]:
     which resource would tell."""
     from lockstep.timing.bind.lbs import is_alb
 
-    if "nginx" not in ctx:
-        ctx["nginx"], ctx["default_class"] = controllers(idx), default_class(idx)
+    _read_cluster(idx, ctx)
     out = []
     for ing in idx.all("Ingress"):
         if is_alb(ing, ctx["classes"]) or serving(ing, ctx["nginx"], ctx["classes"], ctx["default_class"])[1]:

@@ -51,8 +51,12 @@ def rule_routing(rule: Mapping[str, Any]) -> dict[str, Any]:
     patterns = [v for c in (rule.get("conditions") or []) if isinstance(c, Mapping)
                 for v in ((c.get("pathPattern") or {}).get("values") or []) if isinstance(v, str)]
     out: dict[str, Any] = {"path_patterns": tuple(patterns)} if patterns else {}
-    if isinstance(rule.get("priority"), int) and not isinstance(rule.get("priority"), bool):
-        out["rule_priority"] = rule["priority"]
+    raw = rule.get("priority")
+    try:  # a whole number, as the policy engine's protobuf float too; anything else (a preview's unknown) is none
+        priority = number(raw, "")  # pragma: no mutate (the message is never shown: caught below)
+    except ExtractError:
+        priority = None
+    put(out, "rule_priority", priority)
     return out
 
 

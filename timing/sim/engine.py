@@ -18,7 +18,7 @@ from typing import Callable
 
 from lockstep.timing.sim.checkers import Checkers
 from lockstep.timing.sim.lifecycle import Lifecycle
-from lockstep.timing.sim.spec import ServiceSpec, keepalive_can_race
+from lockstep.timing.sim.spec import ServiceSpec
 from lockstep.timing.sim.state import INF, Counts, Pod, Target
 
 LONG_SHARE = 0.02  # requests that take exactly the service's longest request time
@@ -67,7 +67,7 @@ class World(Lifecycle, Checkers):
         # A keep-alive race needs the inner hop of a link to close an idle connection before the
         # outer one stops reusing it: links where every reuse is safe need no tracking.
         self.racing = [k for k, link in enumerate(spec.links) if link.races]
-        self.race = keepalive_can_race(spec)
+        self.race = bool(self.racing)
         # the hop in front that gives up first on a slow answer (504), if any limits the wait
         self.wait = min(spec.path.waits, key=lambda w: w[1], default=None)
         self.max_req = float(spec.max_request) if spec.max_request is not None else 1.0
