@@ -36,11 +36,13 @@ def field(label: str, owner: object, name: str, source: str, unit: str = "s") ->
     return Term(label, e.value, source, (), unit, (source,), e)
 
 
-def lb_field(lb: LoadBalancer, source: str, owner: object, name: str, label: str = "") -> Term:
-    """A load-balancer input (shown by its field path unless labelled). One no input states
-    (`lb.unknown`) holds its lower bound, and a None counts as 0: both are remembered as unknown."""
+def lb_field(lb: LoadBalancer, source: str, owner: object, name: str, label: str = "", at: str = "lb") -> Term:
+    """A load-balancer input (shown by its field path unless labelled), the LB sitting at `at`
+    in the service (`lb`, or an ingress hop's `path[0].lb`). One no input states (`lb.unknown`,
+    which names fields as under `lb`) holds its lower bound, and a None counts as 0: both are
+    remembered as unknown."""
     value = getattr(owner, name)
-    if value is None or source in lb.unknown:
+    if value is None or "lb" + source.removeprefix(at) in lb.unknown:
         return Term(label or source, value or 0, source, (source,), fields=(source,))
     e = E.leaf(owner, name)  # pragma: no mutate
     return Term(label or source, e.value, source, fields=(source,), expr=e)  # pragma: no mutate
@@ -194,29 +196,29 @@ def rolls(svc: Service) -> bool:
 
 
 # ---- load balancer --------------------------------------------------------------------------
-def detection(lb: LoadBalancer) -> Term:
+def detection(lb: LoadBalancer, at: str = "lb") -> Term:
     hc = lb.health_check
-    return product("health_check", lb_field(lb, "lb.health_check.interval_s", hc, "interval_s"),
-                   lb_field(lb, "lb.health_check.unhealthy_threshold", hc, "unhealthy_threshold"))
+    return product("health_check", lb_field(lb, f"{at}.health_check.interval_s", hc, "interval_s", at=at),
+                   lb_field(lb, f"{at}.health_check.unhealthy_threshold", hc, "unhealthy_threshold", at=at))
 
 
-def removal_paths(lb: LoadBalancer) -> list[Term]:
+def removal_paths(lb: LoadBalancer, at: str = "lb") -> list[Term]:
     paths = []
     for path in lb.removal:
         if path == "deregistration":
-            paths.append(lb_field(lb, "lb.deregistration_propagation_s", lb, "deregistration_propagation_s",
-                                  "deregistration"))
+            paths.append(lb_field(lb, f"{at}.deregistration_propagation_s", lb, "deregistration_propagation_s",
+                                  "deregistration", at))
         elif path == "endpoints":
-            paths.append(field("endpoints", lb, "endpoint_propagation_s", "lb.endpoint_propagation_s"))
+            paths.append(field("endpoints", lb, "endpoint_propagation_s", f"{at}.endpoint_propagation_s"))
         else:
-            paths.append(detection(lb))
+            paths.append(detection(lb, at))
     return paths
 
 
-def lb_detect(lb: LoadBalancer) -> Term:
+def lb_detect(lb: LoadBalancer, at: str = "lb") -> Term:
     """Worst case from "target starts leaving" to "LB sends it no new requests": the
-    fastest of the service's removal paths."""
-    paths = removal_paths(lb)
+    fastest of the service's removal paths (`at`: where the LB sits, as `lb_field` says)."""
+    paths = removal_paths(lb, at)
     best = min(paths, key=lambda t: int(t.value))
     es = exprs(*paths)  # pragma: no mutate
     e = None if es is None else (es[0] if len(es) == 1 else E.smallest(*es))  # pragma: no mutate

@@ -366,6 +366,10 @@ class Hop(Strict):
     ingress_class: str | None = Field(
         default=None, min_length=1, description="ingress-nginx: the written Ingress's class (null: the kind's, "
         "`nginx`)")
+    lb: LoadBalancer | None = Field(
+        default=None, description="ingress-nginx: the load balancer in front of the controller's pods (the NLB "
+        "of its Service), its keys those of `lb`; described, never written by the stack (null: the controller's "
+        "shutdown delay is not judged against it)")
     _defaulted: frozenset[str] = PrivateAttr(default=frozenset())
 
     @property
@@ -380,7 +384,7 @@ class Hop(Strict):
         if kind is None:
             return handler(data)  # not a mapping, or a kind for the field to refuse
         foreign = [f for f in HOP_FIELDS if data.get(f) is not None and f not in kind.upstream]
-        foreign += [f for f in ("routes", "ingress_class") if data.get(f) and not kind.ingress_class]
+        foreign += [f for f in ("routes", "ingress_class", "lb") if data.get(f) and not kind.ingress_class]
         if foreign:
             raise ValueError(f"{foreign[0]}: {kind.name} has no such setting (it has: "
                              f"{', '.join(kind.upstream)})")

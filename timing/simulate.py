@@ -22,13 +22,13 @@ from lockstep.timing.model import Stack
 from lockstep.timing.scenario_names import DEFAULT_SCENARIOS, NODE_SCENARIOS
 from lockstep.timing.sim.engine import INF, Counts
 from lockstep.timing.sim.nodes import consolidation, etp_local, node_drain, node_shutdown, spot_interruption
-from lockstep.timing.sim.scenarios import Outcome, crash, quiet, reload, replace, rollout
+from lockstep.timing.sim.scenarios import Outcome, crash, proxy_stop, quiet, reload, replace, rollout
 from lockstep.timing.sim.spec import ServiceSpec, keepalive_can_race, stack_specs
 
 Scenario = Callable[[ServiceSpec, random.Random, float, bool, bool], Outcome]
 SCENARIOS: dict[str, Scenario] = dict(zip(
     DEFAULT_SCENARIOS + NODE_SCENARIOS,
-    (rollout, replace, crash, quiet, reload, node_drain, consolidation, spot_interruption, node_shutdown, etp_local),
+    (rollout, replace, crash, quiet, reload, proxy_stop, node_drain, consolidation, spot_interruption, node_shutdown, etp_local),
     strict=True))
 # Every scenario but a crash is planned: any loss or block in one is a failure.
 PLANNED = tuple(name for name in SCENARIOS if name != "crash")
@@ -42,6 +42,7 @@ def applies(spec: ServiceSpec, scenario: str) -> bool:
     drain a Service with externalTrafficPolicy Local on instance targets."""
     nodes = spec.nodes
     return {"quiet": keepalive_can_race(spec), "reload": bool(spec.path.reloads),
+            "proxy-stop": bool(spec.path.stops),
             "consolidation": nodes is not None and bool(nodes.pool_budgets),
             "spot-interruption": nodes is not None and nodes.spot,
             "node-shutdown": nodes is not None and nodes.undrained and nodes.kubelet > 0,

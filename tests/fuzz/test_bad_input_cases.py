@@ -238,12 +238,12 @@ def test_an_ascii_only_locale_degrades_error_lines_too():
                                                     f"(got {MAX_PHASES + 1})"),
     (["mutate", "--phases", "0"], f"lockstep mutate: --phases: must be 1–{MAX_PHASES} (got 0)"),
     (["mutate", "--scenario", "drain"], "lockstep mutate: --scenario: 'drain' is not one of rollout, replace, "
-                                        "crash, quiet, reload, node-drain, consolidation, spot-interruption, node-shutdown, "
-                                        "etp-local, all"),
+                                        "crash, quiet, reload, proxy-stop, node-drain, consolidation, "
+                                        "spot-interruption, node-shutdown, etp-local, all"),
     # a misspelt name beside `all` is still an error, not a silent `all`
     (["simulate", "--scenario", "all", "--scenario", "node-drian"],
-     "lockstep simulate: --scenario: 'node-drian' is not one of rollout, replace, crash, quiet, reload, node-drain, "
-     "consolidation, spot-interruption, node-shutdown, etp-local, all"),
+     "lockstep simulate: --scenario: 'node-drian' is not one of rollout, replace, crash, quiet, reload, proxy-stop, "
+     "node-drain, consolidation, spot-interruption, node-shutdown, etp-local, all"),
     (["simulate", "--rate", "nan"], "lockstep simulate: --rate: must be above 0 and at most 10000 requests/s (got nan)"),
     (["simulate", "--phases", "x" * 100], "lockstep simulate: error: argument --phases: invalid int value: "
                                           f"'{'x' * (SHOWN_CHARS - 2)}… (see lockstep simulate --help)"),

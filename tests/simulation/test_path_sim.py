@@ -4,6 +4,7 @@ the losses counted per hop. The oracle reads the proxies' raw numbers, never the
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,13 @@ def variant(changes: dict):
 
 
 def test_the_path_is_read_hop_by_hop_from_the_proxies_numbers() -> None:
-    assert path_spec(service(PATH, "web")) == PathSpec(
+    web = path_spec(service(PATH, "web"))
+    assert dataclasses.replace(web, stops=()) == PathSpec(
         links=(LinkSpec("path[0] (ingress-nginx) → the app", 60, 65),),
         waits=(("path[0] (ingress-nginx)", 60),), reloads=(("path[0] (ingress-nginx)", 240),))
+    (stop,) = web.stops  # its pod: accepting 125 s after SIGTERM, workers 240 s, killed at 370 s
+    assert (stop.name, stop.delay, stop.worker, stop.grace) == ("path[0] (ingress-nginx)", 125, 240, 370)
+    assert (stop.front.kind, stop.front.removal, stop.front.deregistration_propagation) == ("nlb", ("deregistration",), 120)
     # the ALB pools toward the sidecar (Envoy's 1 h idle toward it), the sidecar toward the app
     assert path_spec(service(PATH, "checkout")) == PathSpec(
         links=(LinkSpec("the LB → path[0] (istio-sidecar)", 60, 3600), LinkSpec("path[0] (istio-sidecar) → the app", 60, 75)),
@@ -52,7 +57,7 @@ def test_the_path_example_loses_nothing_in_any_scenario() -> None:
     report = simulate_stack(PATH, phases=2, seed=1)
     lost = {(s.service, s.scenario): s.counts.lost for s in report.scenarios if s.counts.lost}
     assert lost == {}
-    assert ("web", "reload") in {(s.service, s.scenario) for s in report.scenarios}
+    assert {("web", "reload"), ("web", "proxy-stop")} <= {(s.service, s.scenario) for s in report.scenarios}
 
 
 @pytest.mark.parametrize(("name", "service_name", "scenario", "where"), [
@@ -60,6 +65,8 @@ def test_the_path_example_loses_nothing_in_any_scenario() -> None:
     ("path-istio-idle", "checkout", "quiet", "502 keep-alive race: path[0] (istio-sidecar) → the app"),
     ("path-read-timeout", "web", "rollout", "504 path[0] (ingress-nginx) gave up after 20s"),
     ("path-reload-cut", "web", "reload", "cut by path[0] (ingress-nginx)'s reload"),
+    ("path-controller-drain", "web", "proxy-stop",
+     "refused by path[0] (ingress-nginx): stopped accepting before the LB in front stopped sending"),
 ])
 def test_each_broken_path_variant_loses_requests_at_its_hop(name, service_name, scenario, where) -> None:
     stack = read_stack_file(str(EXAMPLES / f"Pulumi.{name}.yaml"))
@@ -118,3 +125,23 @@ def test_every_harmful_mutant_of_a_hop_number_is_caught_by_a_rule() -> None:
     assert {"keepalive-chain-ordered", "mesh-drain-covers-lb"} <= {r for v in meshed.by("caught") for r in v.rules}
     assert [f"{v.mutant.where} → {v.mutant.value}" for v in meshed.by("gap")] == []
     assert not [f for f in evaluate(PATH) if f.failed]
+
+
+@pytest.mark.parametrize(("changes", "where"), [
+    # the NLB stops sending at 120 s, so what the pod carries has ended by 150 s
+    ({"grace_s": 140}, "cut by path[0] (ingress-nginx)'s pod going"),  # killed at 140 s
+    ({"worker_shutdown_s": 20}, "cut by path[0] (ingress-nginx)'s pod going"),  # its workers killed at 125 + 20
+])
+def test_a_controller_pod_killed_before_its_workers_finish_cuts_what_it_carries(changes, where) -> None:
+    stack = variant({f"services.{WEB}.path.0.{k}": v for k, v in changes.items()})
+    spec = service_spec(stack, service(stack, "web"))
+    report = run_scenario(spec, "proxy-stop", phases=3, seed=0, rate=20.0)
+    assert report.harmful and set(report.counts.by_hop) == {where}
+
+
+def test_a_controller_pod_killed_after_what_it_carries_has_ended_harms_nothing() -> None:
+    # grace below worker-shutdown-timeout + delay breaks the rule, which allows for requests as long as
+    # the workers' wait (WebSockets); the simulated ones last at most the app's 30 s
+    stack = variant({f"services.{WEB}.path.0.grace_s": 151})
+    assert not run_scenario(service_spec(stack, service(stack, "web")), "proxy-stop", phases=3, seed=0,
+                            rate=20.0).harmful

@@ -23,7 +23,10 @@ def _pods(v: int | str, n: int, up: bool) -> int:
 
 
 def _lb_detect(svc: Service) -> int:
-    lb = svc.lb
+    return _detect(svc.lb)
+
+
+def _detect(lb) -> int:
     paths = {"deregistration": lb.deregistration_propagation_s,
              "endpoints": lb.endpoint_propagation_s,
              "health_check": lb.health_check.interval_s * lb.health_check.unhealthy_threshold}
@@ -136,7 +139,8 @@ def _path_errors(svc: Service, margin: int) -> set[str]:
         bad.add("timeouts-shrink-inward")
     for hop in svc.path:
         if hop.kind == "ingress-nginx" and (hop.worker_shutdown_s < app.max_request_s
-                                            or hop.grace_s < hop.worker_shutdown_s + hop.shutdown_delay_s):
+                                            or hop.grace_s < hop.worker_shutdown_s + hop.shutdown_delay_s
+                                            or hop.lb is not None and hop.shutdown_delay_s < _detect(hop.lb) + margin):
             bad.add("proxy-reload-spares-requests")
     mesh = [h.drain_s for h in svc.path if h.kind in ("istio-sidecar", "linkerd-proxy")]
     drain = svc.sidecar.drain_s if svc.sidecar is not None else (mesh[0] if mesh else None)

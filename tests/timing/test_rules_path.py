@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from tests.timing.strategies import API, BASKETBALL, edit, error_ids, findings_of, only, seconds
+from tests.timing.strategies import API, BASKETBALL, DELETE, edit, error_ids, findings_of, only, seconds
 from lockstep.timing.config import lockstep_values
 from lockstep.timing.model import Stack
 from lockstep.timing.hopkinds import HOP_KINDS
@@ -144,21 +144,75 @@ def test_a_hop_without_a_limit_is_passed_over_and_one_with_a_limit_joins_the_cha
 
 
 # ---- proxy-reload-spares-requests -------------------------------------------------------------
+NO_FRONT = {f"{W}.path.0.lb": DELETE}  # the LB in front of the controller unstated: its clause is not judged
+FRONT = f"{W}.path.0.lb"
+
+
 @given(seconds(0, 600), seconds(0, 120), seconds(0, 900))
 @example(30, 0, 30).via("slack 0 on both")
 @example(29, 0, 300).via("slack -1: the reload kills the longest request")
 @example(240, 61, 300).via("slack -1: the pod is killed before its workers finish")
 def test_a_reload_lets_requests_end_and_the_grace_covers_the_shutdown(worker, delay, grace) -> None:
-    stack = build({f"{W}.path.0.worker_shutdown_s": worker, f"{W}.path.0.shutdown_delay_s": delay,
+    stack = build({**NO_FRONT, f"{W}.path.0.worker_shutdown_s": worker, f"{W}.path.0.shutdown_delay_s": delay,
                    f"{W}.path.0.grace_s": grace})
     expect_alone(stack, "proxy-reload-spares-requests", worker < 30 or grace < worker + delay)
     request, pod = findings_of(stack, "proxy-reload-spares-requests", "web")
     assert (request.slack_s, pod.slack_s) == (worker - 30, grace - worker - delay)
 
 
+def _front_detect(stack: Stack) -> int:
+    lb = stack.services[WEB].path[0].lb
+    return min({"deregistration": lb.deregistration_propagation_s, "endpoints": lb.endpoint_propagation_s,
+                "health_check": lb.health_check.interval_s * lb.health_check.unhealthy_threshold}[p]
+               for p in lb.removal)
+
+
+@given(seconds(0, 300), seconds(0, 180), st.sampled_from(["ip", "instance"]))
+@example(125, 120, "ip").via("slack 0: the NLB's deregistration 120 s + margin 5")
+@example(124, 120, "ip").via("slack -1: the controller stops accepting while the NLB still sends")
+@example(15, 10, "instance").via("slack 0: kube-proxy's endpoints 10 s + margin 5")
+def test_the_controller_accepts_until_the_lb_in_front_has_noticed_it_going(delay, propagation, target) -> None:
+    stack = build({f"{W}.path.0.shutdown_delay_s": delay, f"{W}.path.0.grace_s": 240 + delay,
+                   f"{FRONT}.target_type": target, f"{FRONT}.deregistration_propagation_s": propagation,
+                   f"{FRONT}.endpoint_propagation_s": propagation})
+    need = _front_detect(stack)
+    expect_alone(stack, "proxy-reload-spares-requests", delay < need + 5)
+    *_, front = findings_of(stack, "proxy-reload-spares-requests", "web")
+    assert (front.slack_s, front.right.value) == (delay - need - 5, need)
+    assert front.right.fields and all(f.startswith("path[0].lb.") for f in front.right.fields)
+
+
+def test_the_controllers_shutdown_delay_is_judged_only_against_a_stated_lb_and_names_its_fields() -> None:
+    assert len(findings_of(build(NO_FRONT), "proxy-reload-spares-requests", "web")) == 2
+    front = findings_of(build({f"{W}.path.0.shutdown_delay_s": DELETE}), "proxy-reload-spares-requests", "web")[-1]
+    assert front.render() == (
+        "ERROR proxy-reload-spares-requests  web: --shutdown-grace-period (ingress-nginx default) 0s "
+        "(path[0].shutdown_delay_s) < lb_detect 120s (deregistration: path[0].lb.deregistration_propagation_s) "
+        "+ margin 5s  slack -125s → raise path[0] (ingress-nginx)'s --shutdown-grace-period to ≥125s "
+        "or detect faster")
+
+
+def test_a_front_lb_field_no_input_states_leaves_the_clause_undecided_where_it_decides() -> None:
+    from lockstep.timing import derived as d
+    lb = build().services[WEB].path[0].lb
+    object.__setattr__(lb, "_unknown", frozenset({"lb.deregistration_propagation_s"}))
+    t = d.lb_detect(lb, "path[0].lb")
+    assert (t.unknown, t.fields) == (("path[0].lb.deregistration_propagation_s",),
+                                     ("path[0].lb.deregistration_propagation_s",))
+    assert d.lb_detect(lb).unknown == ("lb.deregistration_propagation_s",)
+
+
+def test_a_front_lb_is_refused_on_a_hop_that_is_no_ingress_proxy() -> None:
+    lb = build().services[WEB].path[0].lb.model_dump()
+    with pytest.raises(ValidationError, match="lb: istio-sidecar has no such setting"):
+        build({f"{C}.path.0.lb": lb})
+
+
 def test_the_reload_rule_reads_the_chart_and_nginx_defaults() -> None:
-    request, pod = findings_of(build(), "proxy-reload-spares-requests", "web")
+    unset = {f"{W}.path.0.shutdown_delay_s": DELETE, f"{W}.path.0.grace_s": DELETE, **NO_FRONT}
+    request, pod = findings_of(build(unset), "proxy-reload-spares-requests", "web")
     assert (request.left.value, pod.left.value) == (NGINX["worker_shutdown_s"], NGINX["grace_s"])
+    assert pod.right.value == NGINX["worker_shutdown_s"] + NGINX["shutdown_delay_s"]
     assert findings_of(build(), "proxy-reload-spares-requests", "checkout") == []  # Envoy does not reload so
 
 
@@ -222,8 +276,10 @@ def path_changes(draw) -> dict[str, Any]:
     return {
         f"{W}.app.keepalive_s": draw(seconds(1, 120)), f"{W}.app.max_request_s": draw(seconds(0, 60)),
         f"{W}.path.0.upstream_idle_s": draw(maybe), f"{W}.path.0.request_timeout_s": draw(maybe),
-        f"{W}.path.0.worker_shutdown_s": draw(maybe), f"{W}.path.0.shutdown_delay_s": draw(st.none() | seconds(0, 90)),
-        f"{W}.path.0.grace_s": draw(maybe),
+        f"{W}.path.0.worker_shutdown_s": draw(maybe), f"{W}.path.0.shutdown_delay_s": draw(st.none() | seconds(0, 200)),
+        f"{W}.path.0.grace_s": draw(maybe), f"{FRONT}.deregistration_propagation_s": draw(seconds(0, 180)),
+        f"{FRONT}.removal": draw(st.sampled_from([["deregistration"], ["health_check"], ["deregistration",
+                                                                                       "health_check"]])),
         f"{C}.path.0.kind": draw(st.sampled_from(["istio-sidecar", "linkerd-proxy"])),
         f"{C}.path.0.upstream_idle_s": draw(st.none() | seconds(1, 120)),
         f"{C}.path.0.drain_s": draw(st.none() | seconds(0, 60)),
@@ -243,7 +299,7 @@ def test_each_path_finding_names_its_settings_as_upstream_does_and_its_fix_by_th
     nginx, istio = "path[0] (ingress-nginx)", "path[0] (istio-sidecar)"
     worker, grace, read, drain = 20, 10, 10, 10
     web = build({f"{W}.path.0.worker_shutdown_s": worker, f"{W}.path.0.grace_s": grace,
-                 f"{W}.path.0.request_timeout_s": read})
+                 f"{W}.path.0.request_timeout_s": read, f"{W}.path.0.shutdown_delay_s": DELETE, **NO_FRONT})
     longest = web.services[WEB].app.max_request_s
     assert [f.render() for f in findings_of(web, "proxy-reload-spares-requests", "web")] == [
         f"ERROR proxy-reload-spares-requests  web: worker-shutdown-timeout {worker}s (path[0].worker_shutdown_s) "

@@ -35,6 +35,7 @@ PATH_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose 
     "path-node-keepalive": ["keepalive-chain-ordered"],
     "path-istio-idle": ["keepalive-chain-ordered"],
     "path-reload-cut": ["proxy-reload-spares-requests"],
+    "path-controller-drain": ["proxy-reload-spares-requests"],
     "path-read-timeout": ["timeouts-shrink-inward"],
     "path-linkerd-drain": ["mesh-drain-covers-lb", "sidecar-outlives-app"],
 }

@@ -60,16 +60,24 @@ def timeouts_shrink_inward(svc: Service, ctx: Ctx) -> list[Verdict]:
 def proxy_reload_spares_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
     """An ingress proxy that replaces its workers on every configuration change (any Ingress
     edit, for ingress-nginx) kills the old ones `worker-shutdown-timeout` later: the longest
-    request must end by then, and the pod's grace must cover that wait after the shutdown delay."""
+    request must end by then, and the pod's grace must cover that wait after the shutdown delay.
+    When its own pod goes, it stops accepting after the shutdown delay: the load balancer in
+    front of it (`lb` of the hop, when stated) must have stopped sending to it by then."""
     out = []
     for hop in (h for h in hops(svc) if h.reloads):
-        shutdown = hop.term("worker_shutdown")
+        shutdown, delay = hop.term("worker_shutdown"), hop.term("shutdown_delay")
         longest = d.field("max_request", svc.app, "max_request_s", "app.max_request_s")
         out.append(judge(svc.name, shutdown, ">=", longest,
                          f"raise {hop.setting('worker_shutdown')} to ≥{int(longest.value)}s"))
-        stop = d.total("worker-shutdown-timeout + --shutdown-grace-period", shutdown, hop.term("shutdown_delay"))
+        stop = d.total("worker-shutdown-timeout + --shutdown-grace-period", shutdown, delay)
         out.append(judge(svc.name, hop.term("grace"), ">=", stop,
                          f"raise {hop.setting('grace')} to ≥{int(stop.value)}s or shorten its shutdown"))
+        front = getattr(hop.owner, "lb", None)
+        if front is not None:
+            detect = d.lb_detect(front, f"{hop.prefix}.lb")
+            out.append(judge(svc.name, delay, ">=", detect,
+                             f"raise {hop.setting('shutdown_delay')} to ≥{int(detect.value) + ctx.margin_s}s "
+                             "or detect faster", ctx.margin_s))
     return out
 
 

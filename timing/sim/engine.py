@@ -59,6 +59,9 @@ class World(Lifecycle, Checkers):
         self.first_unready = INF
         self.healthy_again = INF  # first target turning healthy at or after `healthy_from`
         self.healthy_from = INF
+        # an ingress proxy's pod in front stopped accepting while the LB in front still sends it
+        # new connections: (from, until, the hop), refused in between
+        self.front_down: tuple[float, float, str] | None = None
         self.sts_progress: Callable[[], tuple[int, int] | None] | None = None
         lb = spec.lb
         self.mode = "none" if lb is None else ("proxy" if lb.via_kube_proxy else "pods")
@@ -153,6 +156,13 @@ class World(Lifecycle, Checkers):
         dur = self._duration()
         counted = t >= self.losses_from
         c.requests += counted
+        front = self.front_down
+        if front is not None and front[0] <= t < front[1]:
+            if counted:
+                c.refused_502 += 1
+                c.at_hop(f"refused by {front[2]}: stopped accepting before the LB in front stopped sending")
+                self._first_loss(f"refused by {front[2]}'s leaving pod")
+            return
         if not cands:
             if self.mode != "none" and counted:
                 c.no_target_503 += 1

@@ -13,10 +13,11 @@ from lockstep.timing.sim.argo import SwitchRollout
 from lockstep.timing.sim.controllers import (DRAIN_PATIENCE_S, EVICTION_RETRY_S, TAIL, DeploymentRollout,
                                              StatefulSetRollout, pdb_allows, stalled)
 from lockstep.timing.sim.engine import INF, Counts, Pod, World
-from lockstep.timing.sim.spec import ServiceSpec
+from lockstep.timing.sim.spec import LbSpec, ServiceSpec
 from lockstep.timing.sim.watchers import Observer, Watchdog
 
-__all__ = ["DeploymentRollout", "StatefulSetRollout", "Outcome", "crash", "quiet", "replace", "rollout"]
+__all__ = ["DeploymentRollout", "StatefulSetRollout", "Outcome", "crash", "proxy_stop", "quiet", "reload", "replace",
+           "rollout"]
 MAX_ROLLOUT = 7200.0  # simulated seconds; a rollout still running then is judged only if stalled
 
 
@@ -311,5 +312,67 @@ def reload(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
         w.at(at + shutdown, old_workers_close, name)
     w.run(at + max(s for _, s in spec.path.reloads) + w.max_req + 1)
     out = Outcome(spec.name, "reload", w.c, timeline=w.timeline)
+    _planned_heartbeat(out, observers)
+    return out
+
+
+# ---- an ingress proxy's own pod replaced ---------------------------------------------------------
+def _front_removal(lb: LbSpec | None, rng: random.Random) -> float:
+    """From the proxy pod's SIGTERM to the load balancer in front sending it nothing new: its
+    fastest removal path (an unstated LB: at once, so nothing is judged against it)."""
+    if lb is None:
+        return 0.0
+    paths = {"deregistration": float(lb.deregistration_propagation), "endpoints": float(lb.endpoint_propagation),
+             # the first failing check comes within one interval, then the rest of the threshold
+             "health_check": rng.uniform(0, lb.interval) + (lb.unhealthy_threshold - 1) * lb.interval}
+    return min(paths[p] for p in lb.removal)
+
+
+def proxy_stop(spec: ServiceSpec, rng: random.Random, rate: float, tl: bool = False,
+               fast: bool = False) -> Outcome:
+    """An ingress proxy's own pod is replaced (its rollout, a node drain): on SIGTERM it accepts
+    on for its shutdown delay, then quits gracefully, its workers killed `worker-shutdown-timeout`
+    later and the pod at its grace. Until the load balancer in front has noticed, it sends the
+    pod new connections, refused once the pod stopped accepting. Every request counts as coming
+    through the leaving pod (one replica's share of them, all with one replica)."""
+    w, pods, observers, t0 = _start(spec, rng, rate, tl, fast)
+    if not pods:
+        return _no_pods(w, "proxy-stop")
+    w.rate = rate
+    w.capacity_from = t0
+    w.run(t0 + w.max_req)  # a request of every length is in flight
+
+    for stop in spec.path.stops:
+        at = w.t
+        quits, gone = at + stop.delay, at + _front_removal(stop.front, rng)
+        w.note(f"{stop.name}: its pod gets SIGTERM; the LB in front stops sending at +{gone - at:.1f}s")
+        w.front_down = (quits, gone, stop.name) if gone > quits else None
+        since = min(quits, gone)
+        if fast:  # for a verdict: a request ending before `since` is not carried, and none is lost here
+            w.rate = 0.0
+            w.run(since - w.max_req)
+            w.rate = rate
+        w.run(since)
+        carried = {id(p): [e for e in p.inflight if e > since] for p in w.pods}  # through the leaving pod
+
+        def killed(name: str = stop.name, carried: dict[int, list[float]] = carried) -> None:
+            n = 0
+            for p in w.pods:
+                for end in carried.get(id(p), []):
+                    if end > w.t and end in p.inflight:
+                        p.inflight.remove(end)
+                        n += 1
+            if n:
+                w.c.cut += n
+                w.c.at_hop(f"cut by {name}'s pod going", n)
+                w.note(f"{name}: {n} in-flight cut as its workers are killed")
+
+        kill = at + min(stop.delay + stop.worker, stop.grace)
+        w.at(kill, killed)
+        if fast and w.front_down is None:
+            w.rate = 0.0  # the LB in front sends the rest elsewhere: only the carried can be lost
+        w.run(max(kill, gone) + 1)
+        w.front_down, w.rate = None, rate
+    out = Outcome(spec.name, "proxy-stop", w.c, timeline=w.timeline)
     _planned_heartbeat(out, observers)
     return out

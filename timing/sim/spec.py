@@ -16,7 +16,7 @@ from lockstep.timing.heartbeat_config import unseen_field
 from lockstep.timing.inputs import ConfigError
 from lockstep.timing.hopkinds import HOP_KINDS
 from lockstep.timing.lbkinds import KINDS
-from lockstep.timing.model import Probe, Service, Stack
+from lockstep.timing.model import LoadBalancer, Probe, Service, Stack
 from lockstep.timing.workloads import WORKLOAD_KINDS
 
 
@@ -102,6 +102,19 @@ class LinkSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ProxyStop:
+    """How an ingress proxy's own pod goes (ingress-nginx: SIGTERM, `--shutdown-grace-period`
+    accepting on, then a graceful quit whose workers are killed `worker-shutdown-timeout`
+    later, the whole pod at its grace), and the load balancer in front of its pods."""
+
+    name: str
+    delay: int  # SIGTERM to "stops accepting"
+    worker: int  # then its workers may finish this long
+    grace: int  # the pod is killed this long after SIGTERM
+    front: LbSpec | None  # None: not stated, so nothing is sent to the leaving pod
+
+
+@dataclass(frozen=True, slots=True)
 class PathSpec:
     """What the delivery path in front of the app does to a request, hop by hop: the HTTP links,
     the longest wait of each hop in front for an answer (then 504), and the proxies that replace
@@ -111,6 +124,7 @@ class PathSpec:
     waits: tuple[tuple[str, int], ...] = ()
     reloads: tuple[tuple[str, int], ...] = ()
     mesh_drain: int | None = None  # the pod's mesh proxy keeps passing requests this long after SIGTERM
+    stops: tuple[ProxyStop, ...] = ()  # the ingress proxies whose own pods may be replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +184,7 @@ def path_spec(svc: Service) -> PathSpec:
         # an ALB reuses a connection to a target for its idle timeout, and answers 504 when the
         # target sends nothing for as long (ALB attributes, "Connection idle timeout")
         hops.append(("the LB", None, lb.idle_timeout_s, lb.idle_timeout_s))
-    reloads, mesh_drain = [], None
+    reloads, stops, mesh_drain = [], [], None
     for i, hop in enumerate(svc.path):
         kind = HOP_KINDS[hop.kind]
 
@@ -181,13 +195,15 @@ def path_spec(svc: Service) -> PathSpec:
         hops.append((name, has("client_idle_s"), has("upstream_idle_s"), has("request_timeout_s")))
         if kind.reloads and has("worker_shutdown_s") is not None:
             reloads.append((name, hop.worker_shutdown_s))
+            if hop.shutdown_delay_s is not None and hop.grace_s is not None:
+                stops.append(ProxyStop(name, hop.shutdown_delay_s, hop.worker_shutdown_s, hop.grace_s, _lb(hop.lb)))
         if kind.role == "mesh":
             mesh_drain = has("drain_s")
     hops.append(("the app", svc.app.keepalive_s, None, None))
     links = tuple(LinkSpec(f"{a[0]} → {b[0]}", a[2], b[1]) for a, b in zip(hops, hops[1:])
                   if a[2] is not None and b[1] is not None)
     waits = tuple((h[0], h[3]) for h in hops if h[3] is not None)
-    return PathSpec(links, waits, tuple(reloads), mesh_drain)
+    return PathSpec(links, waits, tuple(reloads), mesh_drain, tuple(stops))
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -208,8 +224,7 @@ def _probe(p: Probe | None) -> ProbeSpec | None:
     return ProbeSpec(p.initial_delay_s, p.period_s, p.timeout_s, p.success_threshold, p.failure_threshold)
 
 
-def _lb(svc: Service) -> LbSpec | None:
-    lb = svc.lb
+def _lb(lb: LoadBalancer | None) -> LbSpec | None:
     if lb is None:
         return None
     hc = lb.health_check
@@ -345,7 +360,7 @@ def service_spec(stack: Stack, svc: Service) -> ServiceSpec:
         name=svc.name, kind="StatefulSet" if kind.in_place else "Deployment", replicas=n,
         warmup=svc.app.warmup_s or 0, max_request=svc.app.max_request_s,
         keepalive=svc.app.keepalive_s, catch_up=svc.app.catch_up_s or 0,
-        max_recovery=svc.app.max_recovery_s, lb=_lb(svc),
+        max_recovery=svc.app.max_recovery_s, lb=_lb(svc.lb),
         startup=_probe(svc.probes.startup), readiness=_probe(svc.probes.readiness),
         liveness=_probe(svc.probes.liveness),
         drain=sd.drain_s, finish=sd.finish_s, grace=sd.grace_s, node_budget=_node_budget(svc, stack),
