@@ -28,7 +28,7 @@ from lockstep.timing.bind.lbs import LbSource
 from lockstep.timing.bind.mesh import Origins, mesh_path
 from lockstep.timing.bind.nginx import nginx_path, unexplained
 from lockstep.timing.bind.nodes import NodesRead, read_nodes
-from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known
+from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known, pod_labels, selects_pods
 from lockstep.timing.context import Scene
 from lockstep.timing.extract import mesh as M
 from lockstep.timing.conventions import GATE_CONDITION, GATE_LABEL
@@ -93,17 +93,6 @@ class Linked:
     unreadable: list[tuple[Resource, str]] = field(default_factory=list)  # input errors
     not_judged: list[tuple[Resource, str]] = field(default_factory=list)  # valid, but outside the model
     warnings: list[tuple[Resource, str]] = field(default_factory=list)  # links that lead nowhere: likely a mistake
-
-
-def pod_labels(r: Resource) -> dict[str, Any]:
-    labels = dig(r.obj, "spec", "template", "metadata", "labels")
-    return labels if isinstance(labels, dict) else {}
-
-
-def selects_pods(svc: Resource, labels: dict[str, Any]) -> bool:
-    """A Service selector (a plain map) selects pods carrying all its labels; none selects nothing."""
-    selector = dig(svc.obj, "spec", "selector")
-    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
 def declared_gates(workload: Resource) -> list[str]:

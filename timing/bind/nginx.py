@@ -13,6 +13,11 @@ Ingress of an ingress-nginx IngressClass whose controller is not in the input ge
 controller's defaults, and a note says so; one whose class no input resource explains is
 not read. Several Ingresses with different `proxy-read-timeout`s: the shortest is
 judged (the one a request can break), and a note names it.
+
+The hop's `lb` is the NLB of the LoadBalancer Service selecting the controller's pods (read as
+any NLB Service is, `bind.lbs.nlb_source`); with several, the one slowest to stop sending to a
+leaving pod is judged, and a note says so. None in the input: the controller's shutdown delay
+is not judged against it, and a note says which resource would tell.
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lockstep.timing import derived as d
 from lockstep.timing.bind.index import Index
-from lockstep.timing.bind.lbs import ingress_class
+from lockstep.timing.bind.lbs import LbSource, ingress_class, nlb_source
 from lockstep.timing.bind.mesh import Origins, read_from
-from lockstep.timing.bind.resource import Resource
+from lockstep.timing.bind.resource import Resource, pod_labels, selects_pods
 from lockstep.timing.extract import ingress_nginx as N
 from lockstep.timing.hopkinds import INGRESS_NGINX
 
@@ -111,6 +117,12 @@ def nginx_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
         hop.update(values)
         origins.update({f: (ctl.resource, (*POD, "terminationGracePeriodSeconds") if f == "grace_s" else POD)
                         for f in values})
+        src = front_lb(ctl.resource, idx, ctx, notes)
+        if src is not None:
+            hop["lb"] = src.lb
+            origins.update(src.origins)
+            notes += [f"{src.via} in front of the controller: defaults applied: {', '.join(src.defaults)}"
+                      ] if src.defaults else []
     base = hop.get("request_timeout_s", INGRESS_NGINX.defaults["request_timeout_s"])
     timeouts: list[tuple[int, Resource | None]] = []
     for ing, _ in routed:
@@ -125,6 +137,23 @@ def nginx_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
         hop["request_timeout_s"] = shortest[0]
         origins["request_timeout_s"] = (shortest[1], ("metadata", "annotations", N.READ_TIMEOUT_ANNOTATION))
     return [(hop, origins)]
+
+
+def front_lb(controller: Resource, idx: Index, ctx: dict[str, Any], notes: list[str]) -> LbSource | None:
+    """The NLB in front of the controller's pods: of the LoadBalancer Services selecting them,
+    the one slowest to stop sending to a leaving pod (none: a note)."""
+    labels = pod_labels(controller)
+    found = [src for svc in idx.candidates("Service", controller.namespace, labels) if selects_pods(svc, labels)
+             for src in [nlb_source(svc, controller, ctx, notes)] if src is not None]
+    if not found:
+        notes.append(f"{controller.ref}: no NLB Service selecting its pods in the input: its --shutdown-grace-period "
+                     "is not judged against the load balancer in front of it")
+        return None
+    slowest = max(found, key=lambda src: int(d.lb_detect(src.lb).value))
+    if len(found) > 1:
+        notes.append(f"{len(found)} NLB Services send to {controller.ref}: {slowest.via}, the slowest to stop "
+                     "sending to a leaving pod, is judged")
+    return slowest
 
 
 def unexplained(idx: Index, ctx: dict[str, Any]) -> list[str]:

@@ -135,3 +135,14 @@ def dig(obj: Any, *path: Any) -> Any:
 def known(value: Any) -> Any:
     """The value, or None while a preview cannot know it."""
     return None if value is UNKNOWN else value
+
+
+def pod_labels(r: Resource) -> dict[str, Any]:
+    labels = dig(r.obj, "spec", "template", "metadata", "labels")
+    return labels if isinstance(labels, dict) else {}
+
+
+def selects_pods(svc: Resource, labels: dict[str, Any]) -> bool:
+    """A Service selector (a plain map) selects pods carrying all its labels; none selects nothing."""
+    selector = dig(svc.obj, "spec", "selector")
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
