@@ -281,9 +281,10 @@ class Workload(pulumi.ComponentResource):
 
 
 def _mesh_metadata(svc: Service) -> tuple[dict[str, str], dict[str, str]]:
-    """The pod labels and annotations of the service's mesh hop: the drain only where the
-    stack set it (a defaulted one is the mesh's own default already)."""
+    """The pod labels and annotations of the service's mesh hop: the drain and start order only
+    where the stack set them (a defaulted one is the mesh's own default already)."""
     hop = next((h for h in svc.path if HOP_KINDS[h.kind].role == "mesh"), None)
     if hop is None:
         return {}, {}
-    return M.pod_metadata(hop.kind, None if "drain_s" in hop.defaulted else hop.drain_s)
+    return M.pod_metadata(hop.kind, None if "drain_s" in hop.defaulted else hop.drain_s,
+                          None if "app_waits" in hop.defaulted else hop.app_waits)

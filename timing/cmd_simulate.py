@@ -19,12 +19,12 @@ drain-503 = health checks a draining server failed on purpose (not a failure). A
 says where on the path the losses happened ("at: ...").
 Requests lost during a real crash are unavoidable and not counted.
 exit codes: 0 nothing lost and no false block, 1 requests lost / false heartbeat block /
-watchdog action during planned work / failed deploy, 2 unreadable or invalid input"""
+watchdog action / kubelet restart during planned work / failed deploy, 2 unreadable or invalid input"""
 
 COLUMNS = (("requests", "requests"), ("502", "refused_502"), ("no-target", "no_target_503"),
            ("ka-502", "keepalive_502"), ("504", "timeout_504"), ("cut", "cut"), ("drain-503", "deliberate_503"),
            ("false-block", "false_blocks"), ("watchdog", "watchdog_actions"),
-           ("early-unblock", "premature_unblocks"), ("deploy-fail", "deploy_failed"),
+           ("early-unblock", "premature_unblocks"), ("restart", "restarts"), ("deploy-fail", "deploy_failed"),
            ("no-pod", "zero_capacity"))
 TIMELINE_LINES = 14
 

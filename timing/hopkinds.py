@@ -16,7 +16,9 @@ the setting's upstream name, and its default where the proxy has one:
   a kind whose default is no limit says so in `unbounded` (the field then stays unset);
 - `worker_shutdown_s`, `shutdown_delay_s`, `grace_s`: how its own pod stops (ingress-nginx:
   old workers are killed `worker-shutdown-timeout` after every reload);
-- `drain_s`: how long a mesh proxy keeps serving after SIGTERM.
+- `drain_s`: how long a mesh proxy keeps serving after SIGTERM;
+- `app_waits` (true/false, not seconds): a mesh proxy holds the app's containers back until it
+  is ready, so the app never starts with no proxy to pass its traffic.
 
 A field the kind has and the config leaves unset takes the kind's default (a finding names it
 as the default); a field the kind has no default for stays unknown, and the rules that need it
@@ -29,9 +31,10 @@ from dataclasses import dataclass
 from typing import Final, Literal, Mapping
 
 HopField = Literal["client_idle_s", "upstream_idle_s", "request_timeout_s", "worker_shutdown_s",
-                   "shutdown_delay_s", "grace_s", "drain_s"]
+                   "shutdown_delay_s", "grace_s", "drain_s", "app_waits"]
 HOP_FIELDS: Final[tuple[HopField, ...]] = ("client_idle_s", "upstream_idle_s", "request_timeout_s",
-                                          "worker_shutdown_s", "shutdown_delay_s", "grace_s", "drain_s")
+                                          "worker_shutdown_s", "shutdown_delay_s", "grace_s", "drain_s",
+                                          "app_waits")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +42,7 @@ class HopKind:
     name: str
     role: Literal["ingress", "mesh"]  # an ingress proxy (its own pods) or the pod's mesh proxy
     upstream: Mapping[str, str]  # model field → the setting's upstream name (the fields it has)
-    defaults: Mapping[str, int]  # the fields the proxy sets when nothing says otherwise
+    defaults: Mapping[str, int]  # the fields the proxy sets when nothing says otherwise (`app_waits`: a bool)
     unbounded: frozenset[str] = frozenset()  # fields whose default is "no limit"
     reloads: bool = False  # any configuration change replaces its workers (`worker_shutdown_s`)
     ingress_class: str = ""  # its class by default: a hop with `routes` is an Ingress of it the stack writes
@@ -82,10 +85,18 @@ _ENVOY_UPSTREAM: Final = {"client_idle_s": "HttpConnectionManager idle_timeout",
                           "request_timeout_s": "VirtualService timeout",
                           "drain_s": "ProxyConfig terminationDrainDuration"}
 _ENVOY_DEFAULTS: Final = {"client_idle_s": 3600, "upstream_idle_s": 3600, "drain_s": 5}
+# Whether the sidecar holds the app back: ProxyConfig `holdApplicationUntilProxyStarts`, off
+# unless set (istio #11130, the 1.7 release note adding it: "disabled by default"), or a native
+# sidecar (a restartable init container the kubelet starts, and waits for, before the app). The
+# native mode is istiod's `ENABLE_NATIVE_SIDECARS`, on by default from Istio 1.27 where the
+# cluster runs sidecar containers, off before; per pod, the `sidecar.istio.io/nativeSidecar`
+# annotation overrides it. With neither stated it depends on the installation: no default.
+ISTIO_SIDECAR_UPSTREAM: Final = {**_ENVOY_UPSTREAM,
+                                 "app_waits": "ProxyConfig holdApplicationUntilProxyStarts or a native sidecar"}
 ISTIO_GATEWAY: Final = HopKind("istio-gateway", "ingress", _ENVOY_UPSTREAM, _ENVOY_DEFAULTS,
                                unbounded=frozenset({"request_timeout_s"}),
                                source="Istio DestinationRule, ProxyConfig and VirtualService references")
-ISTIO_SIDECAR: Final = HopKind("istio-sidecar", "mesh", _ENVOY_UPSTREAM, _ENVOY_DEFAULTS,
+ISTIO_SIDECAR: Final = HopKind("istio-sidecar", "mesh", ISTIO_SIDECAR_UPSTREAM, _ENVOY_DEFAULTS,
                                unbounded=frozenset({"request_timeout_s"}),
                                source="Istio DestinationRule, ProxyConfig and VirtualService references")
 
@@ -94,12 +105,15 @@ ISTIO_SIDECAR: Final = HopKind("istio-sidecar", "mesh", _ENVOY_UPSTREAM, _ENVOY_
 # connection pools drop idle connections after 3 s, inbound (toward the app) and outbound alike
 # (linkerd2-proxy linkerd/app/src/env.rs, LINKERD2_PROXY_INBOUND_HTTP1_CONNECTION_POOL_IDLE_TIMEOUT;
 # no annotation sets it). How long it keeps an idle connection from the hop in front is not
-# documented: it stays unknown.
+# documented: it stays unknown. `config.linkerd.io/proxy-await` holds the app until the proxy is
+# ready, enabled unless set to "disabled" (Linkerd 2.10 release notes, which added it on by
+# default; the proxy configuration reference).
 LINKERD_PROXY: Final = HopKind(
     "linkerd-proxy", "mesh",
     upstream={"client_idle_s": "inbound idle timeout", "upstream_idle_s": "HTTP/1 connection pool idle timeout",
-              "drain_s": "config.alpha.linkerd.io/proxy-wait-before-exit-seconds"},
-    defaults={"upstream_idle_s": 3, "drain_s": 0},
+              "drain_s": "config.alpha.linkerd.io/proxy-wait-before-exit-seconds",
+              "app_waits": "config.linkerd.io/proxy-await"},
+    defaults={"upstream_idle_s": 3, "drain_s": 0, "app_waits": True},
     source="Linkerd proxy configuration reference; linkerd2-proxy env.rs",
 )
 
@@ -114,6 +128,11 @@ def describe(field: str, what: str) -> str:
     for kind in HOP_KINDS.values():
         if field in kind.upstream:
             default = ("none" if field in kind.unbounded
-                       else str(kind.defaults[field]) if field in kind.defaults else "unknown")
+                       else _shown(kind.defaults[field]) if field in kind.defaults else "unknown")
             parts.append(f"{kind.name}: {kind.upstream[field]}, default {default}")
     return f"{what} ({'; '.join(parts)})"
+
+
+def _shown(value: int) -> str:
+    """A default as the config writes it (a bool in YAML's spelling)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -359,6 +359,8 @@ class Hop(Strict):
         "grace_s", "the proxy pods' terminationGracePeriodSeconds"))
     drain_s: Seconds | None = Field(default=None, description=describe(
         "drain_s", "how long the mesh proxy keeps serving after SIGTERM"))
+    app_waits: bool | None = Field(default=None, description=describe(
+        "app_waits", "whether the app's containers start only once the mesh proxy is ready (null: unknown)"))
     routes: tuple[Route, ...] = Field(
         default=(), description="ingress-nginx: the stack writes an Ingress of the controller's class routing "
         "these to the service, with the hop's `proxy-read-timeout` as its annotation (empty: the Ingress is "

@@ -12,7 +12,8 @@ an ingress proxy, a mesh proxy and the app the same way:
   Istio's DestinationRule idle timeout);
 - `request`: how long it waits for the next hop's answer (an ALB answers 504 when a target
   sends nothing for its idle timeout); the app's own is the longest request it serves;
-- `drain`, `worker_shutdown`, `shutdown_delay`, `grace`: how a proxy stops.
+- `drain`, `worker_shutdown`, `shutdown_delay`, `grace`: how a proxy stops;
+- `app_waits`: a mesh proxy holds the app back until it is ready (true/false, not a number).
 
 A hop that does not speak HTTP to the next one (an NLB's TCP or TLS listener passes the
 client's connection through) has no role; the `sidecar` short form states only a drain and
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 
 ROLE_FIELDS: Mapping[str, str] = {"client_idle": "client_idle_s", "upstream_idle": "upstream_idle_s",
                                   "request": "request_timeout_s", "worker_shutdown": "worker_shutdown_s",
-                                  "shutdown_delay": "shutdown_delay_s", "grace": "grace_s", "drain": "drain_s"}
+                                  "shutdown_delay": "shutdown_delay_s", "grace": "grace_s", "drain": "drain_s",
+                                  "app_waits": "app_waits"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,8 +35,10 @@ def rendered(tmp_path_factory) -> Path:
     return out
 
 
-def edit_checkout(root: Path, drain: str | None, idle: str | None, linkerd_wait: str | None = None) -> None:
-    """Push checkout's numbers in its rendered manifests (None: leave the key out)."""
+def edit_checkout(root: Path, drain: str | None, idle: str | None, linkerd_wait: str | None = None,
+                  order: dict[str, str] | None = None) -> None:
+    """Push checkout's numbers in its rendered manifests (None: leave the key out); `order`: the
+    pod annotations deciding its start order in place of the example's hold."""
     path = root / "k8s" / CHECKOUT
     docs = list(yaml.safe_load_all(path.read_text()))
     for doc in docs:
@@ -47,8 +49,11 @@ def edit_checkout(root: Path, drain: str | None, idle: str | None, linkerd_wait:
             if linkerd_wait is not None:
                 meta["labels"].pop(M.ISTIO_INJECT)
                 annotations.update({M.LINKERD_INJECT: "enabled", M.LINKERD_WAIT: linkerd_wait})
-            elif drain is not None:
-                annotations[M.ISTIO_PROXY_CONFIG] = f"terminationDrainDuration: {drain}"
+            else:  # the example's checkout holds its app until Envoy is ready
+                annotations[M.ISTIO_PROXY_CONFIG] = "\n".join(
+                    ([] if drain is None else [f"terminationDrainDuration: {drain}"])
+                    + ([f"{M.ISTIO_HOLD}: true"] if order is None else []))
+            annotations.update(order or {})
         if doc["kind"] == "DestinationRule":
             http = doc["spec"]["trafficPolicy"]["connectionPool"]["http"]
             http.pop("idleTimeout")
@@ -57,16 +62,16 @@ def edit_checkout(root: Path, drain: str | None, idle: str | None, linkerd_wait:
     path.write_text(yaml.safe_dump_all(docs))
 
 
-def audited(run_audit, root: Path) -> dict[str, str]:
+def audited(run_audit, root: Path) -> list[tuple[str, str]]:
     files = [str(root / "k8s")] + [str(p) for p in sorted((root / "aws").glob("*.json")) if p.name != "failover.json"]
     run = run_audit("--format", "json", "--kubernetes-version", "1.30", *files)
     assert run.code in (0, 1), run.err
-    return {f["id"]: f["status"] for f in run.findings() if f["subject"] == "web/Deployment/checkout"
-            and f["id"] in MESH_RULES}
+    return sorted((f["id"], f["status"]) for f in run.findings() if f["subject"] == "web/Deployment/checkout"
+                  and f["id"] in MESH_RULES)
 
 
-def checked(changes: dict[str, Any]) -> dict[str, str]:
-    return {f.id: f.status for f in evaluate(build(changes)) if f.subject == "checkout" and f.id in MESH_RULES}
+def checked(changes: dict[str, Any]) -> list[tuple[str, str]]:
+    return sorted((f.id, f.status) for f in evaluate(build(changes)) if f.subject == "checkout" and f.id in MESH_RULES)
 
 
 @pytest.mark.parametrize(("drain", "idle", "wait", "changes"), [
@@ -86,7 +91,23 @@ def test_the_audit_of_the_rendered_manifests_agrees_with_check(rendered, tmp_pat
     subprocess.run(["cp", "-r", str(rendered), str(root)], check=True)
     edit_checkout(root, drain, idle, wait)
     expected = checked(changes)
-    assert set(expected) == set(MESH_RULES)
+    assert {i for i, _ in expected} == set(MESH_RULES)
+    assert audited(run_audit, root) == expected
+
+
+@pytest.mark.parametrize(("wait", "order", "changes"), [
+    (None, {M.ISTIO_NATIVE: "false"}, {f"{C}.path.0.app_waits": False}),  # a classic sidecar, no hold
+    (None, {M.ISTIO_NATIVE: "true"}, {}),
+    (None, {}, {f"{C}.path.0.app_waits": None}),  # istiod decides: skipped by both
+    ("45", {M.LINKERD_AWAIT: "disabled"}, {f"{C}.path.0": {"kind": "linkerd-proxy", "drain_s": 45, "app_waits": False}}),
+])
+def test_the_start_order_read_from_the_pod_agrees_with_check(rendered, tmp_path, run_audit, wait, order,
+                                                             changes) -> None:
+    root = tmp_path / "r"
+    subprocess.run(["cp", "-r", str(rendered), str(root)], check=True)
+    edit_checkout(root, "45s", "60s", wait, order)
+    expected = checked(changes)
+    assert {i for i, _ in expected} == set(MESH_RULES)
     assert audited(run_audit, root) == expected
 
 

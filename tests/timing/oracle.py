@@ -148,6 +148,8 @@ def _path_errors(svc: Service, margin: int) -> set[str]:
         bad.add("sidecar-outlives-app")
     if drain is not None and lb is not None and drain < _lb_detect(svc) + margin:
         bad.add("mesh-drain-covers-lb")
+    if any(h.kind in ("istio-sidecar", "linkerd-proxy") and h.app_waits is False for h in svc.path):
+        bad.add("mesh-drain-covers-lb")  # the app starts before its proxy is ready
     return bad
 
 

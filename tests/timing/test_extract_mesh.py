@@ -142,11 +142,70 @@ def test_render_writes_each_meshs_own_keys() -> None:
     assert M.pod_metadata("linkerd-proxy", 45) == ({}, {M.LINKERD_INJECT: "enabled", M.LINKERD_WAIT: "45"})
     assert M.pod_metadata("linkerd-proxy", None) == ({}, {M.LINKERD_INJECT: "enabled"})
     assert M.pod_metadata("ingress-nginx", 45) == ({}, {})  # not a pod's own proxy
+    assert M.pod_metadata("istio-sidecar", 45, True) == ({M.ISTIO_INJECT: "true"}, {
+        M.ISTIO_PROXY_CONFIG: "terminationDrainDuration: 45s\nholdApplicationUntilProxyStarts: true"})
+    assert M.pod_metadata("istio-sidecar", None, False) == ({M.ISTIO_INJECT: "true"}, {
+        M.ISTIO_PROXY_CONFIG: "holdApplicationUntilProxyStarts: false", M.ISTIO_NATIVE: "false"})
+    assert M.pod_metadata("linkerd-proxy", None, False) == ({}, {M.LINKERD_INJECT: "enabled",
+                                                                 M.LINKERD_AWAIT: "disabled"})
 
 
-@given(st.sampled_from(["istio-sidecar", "linkerd-proxy"]), st.none() | st.integers(0, 86400))
-def test_what_render_writes_reads_back_as_declared(kind, drain) -> None:
-    labels, annotations = M.pod_metadata(kind, drain)
+@given(st.sampled_from(["istio-sidecar", "linkerd-proxy"]), st.none() | st.integers(0, 86400),
+       st.none() | st.booleans())
+def test_what_render_writes_reads_back_as_declared(kind, drain, waits) -> None:
+    labels, annotations = M.pod_metadata(kind, drain, waits)
     assert M.injected(labels, annotations, ns()) == (kind, "")
     read = M.istio_drain(annotations) if kind == "istio-sidecar" else M.linkerd_drain(annotations, ns())
     assert read == drain
+    order = M.istio_app_waits(annotations, None) if kind == "istio-sidecar" else M.linkerd_app_waits(annotations, ns())
+    assert order == waits  # unwritten: Linkerd's default applies, Istio's installation decides
+
+
+def mesh_cm(default_config: str) -> dict:
+    return {"data": {"mesh": f"defaultConfig:\n  {default_config}\n"}}
+
+
+@pytest.mark.parametrize(("annotations", "mesh", "waits"), [
+    ({}, None, None),  # istiod's native-sidecar mode decides: not in the input
+    ({M.ISTIO_PROXY_CONFIG: "holdApplicationUntilProxyStarts: true"}, None, True),
+    ({M.ISTIO_PROXY_CONFIG: "holdApplicationUntilProxyStarts: false"}, None, None),  # native mode may still hold it
+    ({M.ISTIO_NATIVE: "true"}, None, True),
+    ({M.ISTIO_NATIVE: "false"}, None, False),  # a classic sidecar, and hold off by default
+    ({M.ISTIO_NATIVE: "False"}, mesh_cm("holdApplicationUntilProxyStarts: true"), True),  # the mesh-wide hold
+    ({M.ISTIO_NATIVE: "false", M.ISTIO_PROXY_CONFIG: "holdApplicationUntilProxyStarts: false"},
+     mesh_cm("holdApplicationUntilProxyStarts: true"), False),  # the pod's ProxyConfig over the mesh's
+    ({}, mesh_cm("terminationDrainDuration: 5s"), None),
+])
+def test_istio_holds_the_app_by_proxyconfig_or_a_native_sidecar_else_the_installation_decides(
+        annotations, mesh, waits) -> None:
+    assert M.istio_app_waits(annotations, mesh) == waits
+
+
+@pytest.mark.parametrize(("annotations", "mesh", "message"), [
+    ({M.ISTIO_PROXY_CONFIG: "holdApplicationUntilProxyStarts: yes please"}, None,
+     f"metadata.annotations.{M.ISTIO_PROXY_CONFIG}.holdApplicationUntilProxyStarts: expected true or false, "
+     "got 'yes please'"),
+    ({M.ISTIO_NATIVE: "on"}, None, f'metadata.annotations.{M.ISTIO_NATIVE}: expected "true" or "false", got \'on\''),
+    ({}, mesh_cm("holdApplicationUntilProxyStarts: 1"),
+     "data.mesh.defaultConfig.holdApplicationUntilProxyStarts: expected true or false, got 1"),
+])
+def test_a_start_order_that_is_no_boolean_names_its_key(annotations, mesh, message) -> None:
+    with pytest.raises(FieldError) as err:
+        M.istio_app_waits(annotations, mesh)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize(("pod", "namespace", "waits"), [
+    ({M.LINKERD_AWAIT: "disabled"}, None, False), ({M.LINKERD_AWAIT: " Enabled "}, None, True),
+    ({}, {"metadata": {"annotations": {M.LINKERD_AWAIT: "disabled"}}}, False),
+    ({M.LINKERD_AWAIT: "enabled"}, {"metadata": {"annotations": {M.LINKERD_AWAIT: "disabled"}}}, True),
+    ({}, None, None),  # the kind's default (enabled) applies
+])
+def test_linkerds_await_is_the_pods_else_its_namespaces(pod, namespace, waits) -> None:
+    assert M.linkerd_app_waits(pod, namespace) == waits
+
+
+def test_a_linkerd_await_neither_enabled_nor_disabled_names_its_annotation() -> None:
+    with pytest.raises(FieldError) as err:
+        M.linkerd_app_waits({M.LINKERD_AWAIT: "true"}, None)
+    assert str(err.value) == f"{M.LINKERD_AWAIT}: expected enabled or disabled, got 'true'"

@@ -43,6 +43,12 @@ def build(changes: dict[str, Any] | None = None) -> Stack:
     return Stack.model_validate(edit(_values(), changes or {}))
 
 
+def drain_of(stack: Stack):
+    """checkout's mesh-drain-covers-lb finding on the drain (the other judges the start order)."""
+    [f] = [f for f in findings_of(stack, "mesh-drain-covers-lb", "checkout") if "app_waits" not in f.left.source]
+    return f
+
+
 def expect_alone(stack: Stack, rule: str, broken: bool) -> None:
     assert error_ids(stack) == ({rule} if broken else set())
 
@@ -230,7 +236,7 @@ def test_the_mesh_proxy_serves_until_the_lb_has_noticed_and_outlives_the_app(dra
 
 def test_an_unset_mesh_drain_is_the_kinds_default() -> None:
     stack = build({f"{C}.path.0.drain_s": None})
-    f = only(stack, "mesh-drain-covers-lb", "checkout")
+    f = drain_of(stack)
     assert (f.status, f.left.value, f.left.label) == ("error", ISTIO["drain_s"],
                                                      "ProxyConfig terminationDrainDuration (istio-sidecar default)")
 
@@ -239,14 +245,14 @@ def test_the_sidecar_short_form_is_judged_by_both_rules_and_left_out_of_the_chai
     stack = build({f"{C}.path": [], f"{C}.sidecar": {"drain_s": 39}})
     assert error_ids(stack) == {"sidecar-outlives-app"}
     assert [f.left.source for f in findings_of(stack, "keepalive-outlasts-lb-idle", "checkout")] == ["app.keepalive_s"]
-    assert only(stack, "mesh-drain-covers-lb", "checkout").left.source == "sidecar.drain_s"
+    assert drain_of(stack).left.source == "sidecar.drain_s"
 
 
 # ---- the model ----------------------------------------------------------------------------
 @pytest.mark.parametrize(("changes", "message"), [
     ({f"{C}.path.0.worker_shutdown_s": 10},
      "worker_shutdown_s: istio-sidecar has no such setting (it has: client_idle_s, upstream_idle_s, "
-     "request_timeout_s, drain_s)"),
+     "request_timeout_s, drain_s, app_waits)"),
     ({f"{C}.sidecar": {"drain_s": 60}}, "path[0]: the pod's mesh proxy is one hop, the last of the path"),
     ({f"{C}.path": [{"kind": "istio-sidecar"}, {"kind": "ingress-nginx"}]},
      "path[0]: the pod's mesh proxy is one hop, the last of the path"),
@@ -282,7 +288,7 @@ def path_changes(draw) -> dict[str, Any]:
                                                                                        "health_check"]])),
         f"{C}.path.0.kind": draw(st.sampled_from(["istio-sidecar", "linkerd-proxy"])),
         f"{C}.path.0.upstream_idle_s": draw(st.none() | seconds(1, 120)),
-        f"{C}.path.0.drain_s": draw(st.none() | seconds(0, 60)),
+        f"{C}.path.0.drain_s": draw(st.none() | seconds(0, 60)), f"{C}.path.0.app_waits": draw(st.booleans()),
         f"{C}.app.keepalive_s": draw(seconds(1, 120)), f"{C}.lb.idle_timeout_s": draw(seconds(1, 120)),
     }
 
@@ -314,13 +320,13 @@ def test_each_path_finding_names_its_settings_as_upstream_does_and_its_fix_by_th
         f"< max_request {longest}s (app.max_request_s)  slack {read - longest}s "
         f"→ raise {nginx}'s proxy-read-timeout to ≥{longest}s or lower the app's longest request")
     meshed = build({f"{C}.path.0.drain_s": drain})
-    f = only(meshed, "mesh-drain-covers-lb", "checkout")
+    f = drain_of(meshed)
     need = int(f.right.value) + f.margin_s  # the LB's detection plus the stack's margin
     assert f.render().endswith(f"slack {drain - need}s → raise {istio}'s ProxyConfig terminationDrainDuration "
                                f"to ≥{need}s or detect faster")
     short = build({f"{C}.path": [], f"{C}.sidecar": {"drain_s": drain}})
     sidecar = short.services[CHECKOUT].sidecar
-    assert only(short, "mesh-drain-covers-lb", "checkout").fix == (
+    assert drain_of(short).fix == (
         f"raise sidecar ({sidecar.name})'s drain to ≥{need}s or detect faster")
     assert [h.kind for h in hops(short.services[CHECKOUT])] == ["alb", "sidecar", "app"]
 
@@ -343,3 +349,31 @@ def test_a_fields_config_doc_lists_each_kinds_setting_and_default_from_the_table
         default = ("none" if name in kind.unbounded
                    else str(kind.defaults[name]) if name in kind.defaults else "unknown")
         assert part == f"{kind.name}: {kind.upstream[name]}, default {default}"
+
+
+# ---- the app starts only once its mesh proxy is ready (mesh-drain-covers-lb) ---------------------
+@pytest.mark.parametrize(("kind", "waits", "status"), [
+    ("istio-sidecar", True, "ok"), ("istio-sidecar", False, "error"), ("istio-sidecar", DELETE, "skipped"),
+    ("linkerd-proxy", False, "error"), ("linkerd-proxy", DELETE, "ok"),  # Linkerd's proxy-await is on unless disabled
+])
+def test_the_app_starts_only_after_its_mesh_proxy_and_an_unstated_istio_order_is_not_guessed(kind, waits, status):
+    stack = build({f"{C}.path.0.kind": kind, f"{C}.path.0.app_waits": waits, f"{C}.path.0.drain_s": 45})
+    start = [f for f in findings_of(stack, "mesh-drain-covers-lb", "checkout") if "app_waits" in f.left.source]
+    assert [f.status for f in start] == [status]
+    assert error_ids(stack) == ({"mesh-drain-covers-lb"} if status == "error" else set())
+    if status == "skipped":
+        assert start[0].needs == ("path[0].app_waits",)
+    default = HOP_KINDS[kind].defaults.get("app_waits")
+    assert stack.services[CHECKOUT].path[0].app_waits == (default if waits is DELETE else waits)
+
+
+def test_the_start_order_is_judged_without_a_load_balancer_and_not_for_the_short_form() -> None:
+    alone = build({f"{C}.lb": DELETE, f"{C}.readiness_gate": DELETE, f"{C}.path.0.app_waits": False})
+    assert [f.status for f in findings_of(alone, "mesh-drain-covers-lb", "checkout")] == ["error"]
+    short = build({f"{C}.path": [], f"{C}.sidecar": {"drain_s": 45}})
+    assert all("app_waits" not in f.left.source for f in findings_of(short, "mesh-drain-covers-lb", "checkout"))
+
+
+def test_a_start_order_is_refused_on_a_hop_that_is_no_mesh_proxy() -> None:
+    with pytest.raises(ValidationError, match="app_waits: ingress-nginx has no such setting"):
+        build({f"{W}.path.0.app_waits": True})

@@ -36,6 +36,7 @@ PATH_VARIANTS = {  # examples/Pulumi.<name>.yaml: the example broken on purpose 
     "path-istio-idle": ["keepalive-chain-ordered"],
     "path-reload-cut": ["proxy-reload-spares-requests"],
     "path-controller-drain": ["proxy-reload-spares-requests"],
+    "path-app-first": ["mesh-drain-covers-lb"],
     "path-read-timeout": ["timeouts-shrink-inward"],
     "path-linkerd-drain": ["mesh-drain-covers-lb", "sidecar-outlives-app"],
 }

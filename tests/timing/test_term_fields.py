@@ -15,7 +15,9 @@ from lockstep.timing.findings import Term
 from lockstep.timing.invariants import evaluate
 from lockstep.timing.model import FailoverTiming, HeartbeatService, HeartbeatSpec, Service, Stack, Watchdog
 
-DOTTED = re.compile(r"\b(?:app|shutdown|lb|probes|rollout|pdb|hpa|heartbeat|failover|watchdog|sidecar)(?:\.[a-z_]+)+\b")
+# a dotted field path, whole: `path[0].lb.x` is one path, not `lb.x` inside another
+DOTTED = re.compile(r"(?<![\w.\]])(?:path\[\d+\]\.)?(?:app|shutdown|lb|probes|rollout|pdb|hpa|heartbeat|failover|watchdog|"
+                    r"sidecar)(?:\.[a-z_]+)+\b")
 ROOTS = (Service, Stack, HeartbeatSpec, HeartbeatService, FailoverTiming, Watchdog)
 
 
@@ -46,6 +48,12 @@ SECONDS = re.compile(r"(?<![.\w])[a-z][a-z_]*_s\b")  # a top-level field in seco
 def named(term: Term) -> set[str]:
     found = set(DOTTED.findall(term.source)) | {w for w in SECONDS.findall(term.source) if resolves(w)}
     return found | ({term.source} if resolves(term.source) else set())
+
+
+def test_a_dotted_path_is_read_whole() -> None:
+    assert DOTTED.findall("lb_detect 120s (deregistration: path[0].lb.deregistration_propagation_s)") == [
+        "path[0].lb.deregistration_propagation_s"]
+    assert resolves("path[0].lb.deregistration_propagation_s")
 
 
 def test_the_field_resolver_knows_model_fields_from_made_up_ones() -> None:

@@ -91,6 +91,12 @@ def mesh_path(workload: Resource, services: list[Resource], idx: Index, notes: l
         if hop["drain_s"] is None and mesh is not None:
             hop["drain_s"] = read_from(mesh, lambda: M.istio_mesh_drain(mesh.obj))
             origins["drain_s"] = (mesh, ("data", key))
+        hop["app_waits"] = M.istio_app_waits(annotations, None)  # the pod's own errors are the workload's
+        if mesh is not None:
+            hop["app_waits"] = read_from(mesh, lambda: M.istio_app_waits(annotations, mesh.obj))
+        stated = M.istio_app_waits(annotations, None) is True or M.ISTIO_NATIVE in annotations
+        origins["app_waits"] = ((workload, (*pod, M.ISTIO_PROXY_CONFIG)) if stated or mesh is None
+                                else (mesh, ("data", key)))
         rule = destination_rule(services, idx, notes)
         if rule is not None:
             hop["upstream_idle_s"] = read_from(rule, lambda: M.destination_idle(rule.obj))
@@ -98,4 +104,6 @@ def mesh_path(workload: Resource, services: list[Resource], idx: Index, notes: l
     else:
         hop["drain_s"] = M.linkerd_drain(annotations, namespace.obj if namespace else None)
         origins["drain_s"] = (workload, (*pod, M.LINKERD_WAIT))
+        hop["app_waits"] = M.linkerd_app_waits(annotations, namespace.obj if namespace else None)
+        origins["app_waits"] = (workload, (*pod, M.LINKERD_AWAIT))
     return [({k: v for k, v in hop.items() if v is not None}, origins)]

@@ -21,6 +21,12 @@ The numbers:
   `trafficPolicy.connectionPool.http.idleTimeout` for the Service's host (the linker finds it).
 - Linkerd's drain is `config.alpha.linkerd.io/proxy-wait-before-exit-seconds` (whole seconds),
   the pod's over its namespace's.
+- Whether the app waits for the proxy (`app_waits`): Istio's ProxyConfig
+  `holdApplicationUntilProxyStarts` (pod annotation over the mesh-wide default, as the drain),
+  or the pod's `sidecar.istio.io/nativeSidecar` annotation; with neither saying so and no
+  `nativeSidecar: "false"`, istiod's native-sidecar mode decides, which no input here states:
+  unknown. Linkerd's `config.linkerd.io/proxy-await` ("enabled"/"disabled"), the pod's over its
+  namespace's.
 A number none of these states is the kind's default, reported as applied (`Hop.defaulted`).
 """
 
@@ -42,6 +48,10 @@ ISTIO_MESH_CONFIG = ("istio-system", "istio", "mesh")  # namespace, ConfigMap, k
 LINKERD_INJECT = "linkerd.io/inject"
 LINKERD_WAIT = "config.alpha.linkerd.io/proxy-wait-before-exit-seconds"
 LINKERD_INJECTS = ("enabled", "ingress")
+ISTIO_NATIVE = "sidecar.istio.io/nativeSidecar"
+ISTIO_HOLD = "holdApplicationUntilProxyStarts"
+LINKERD_AWAIT = "config.linkerd.io/proxy-await"
+LINKERD_AWAITS = {"enabled": True, "disabled": False}
 DESTINATION_RULE_API = "networking.istio.io/v1"  # served since Istio 1.22; v1beta1 before
 UNDECIDED_NOTE: Final = (f"not in the input: no mesh proxy assumed for its workloads that say nothing (its "
                          f"{ISTIO_NAMESPACE_LABEL} or {ISTIO_REVISION_LABEL} label, or {LINKERD_INJECT} annotation, decides it)")
@@ -84,6 +94,43 @@ def istio_mesh_drain(mesh_configmap: Mapping[str, Any]) -> int | None:
     return None if drain is None else duration_s(drain, f"data.{key}.defaultConfig.terminationDrainDuration")
 
 
+def _flag(value: Any, where: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise FieldError(f"{where}: expected true or false, got {value!r}")
+
+
+def istio_app_waits(pod_annotations: Mapping[str, Any], mesh_configmap: Mapping[str, Any] | None
+                    ) -> bool | None:
+    """Whether the sidecar holds the app back until it is ready: a native sidecar, or ProxyConfig
+    `holdApplicationUntilProxyStarts` (the pod's over the mesh-wide default, off unless set);
+    None where istiod's native-sidecar mode would decide."""
+    where = f"metadata.annotations.{ISTIO_PROXY_CONFIG}"
+    own = _yaml(pod_annotations.get(ISTIO_PROXY_CONFIG), where)
+    hold = _flag(own.get(ISTIO_HOLD) if isinstance(own, dict) else None, f"{where}.{ISTIO_HOLD}")
+    if hold is None and mesh_configmap is not None:
+        key = ISTIO_MESH_CONFIG[2]
+        mesh = _yaml(get(mesh_configmap, "data", key), f"data.{key}")
+        hold = _flag(get(mesh, "defaultConfig", ISTIO_HOLD), f"data.{key}.defaultConfig.{ISTIO_HOLD}")
+    native = _text(pod_annotations.get(ISTIO_NATIVE))
+    if native not in (None, "true", "false"):
+        raise FieldError(f"metadata.annotations.{ISTIO_NATIVE}: expected \"true\" or \"false\", got "
+                         f"{pod_annotations[ISTIO_NATIVE]!r}")
+    if native == "true" or hold is True:
+        return True
+    return False if native == "false" else None
+
+
+def linkerd_app_waits(pod_annotations: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> bool | None:
+    """`config.linkerd.io/proxy-await`, the pod's over its namespace's; None: neither states it."""
+    raw = pod_annotations.get(LINKERD_AWAIT, (get(namespace, "metadata", "annotations") or {}).get(LINKERD_AWAIT))
+    if raw is None:
+        return None
+    if _text(raw) not in LINKERD_AWAITS:
+        raise FieldError(f"{LINKERD_AWAIT}: expected enabled or disabled, got {raw!r}")
+    return LINKERD_AWAITS[_text(raw)]
+
+
 def _yaml(raw: Any, where: str) -> Any:
     if not isinstance(raw, str):  # absent, or a mapping already (a Pulumi input)
         return raw
@@ -104,12 +151,18 @@ def linkerd_drain(pod_annotations: Mapping[str, Any], namespace: Mapping[str, An
     return None if raw is None else whole_s(raw, LINKERD_WAIT)
 
 
-def pod_metadata(kind: str, drain_s: int | None) -> tuple[dict[str, str], dict[str, str]]:
-    """(pod labels, pod annotations) that put a pod in `kind`'s mesh with its drain: what
-    `lockstep render` writes and `injected` / `istio_drain` / `linkerd_drain` read back."""
+def pod_metadata(kind: str, drain_s: int | None, app_waits: bool | None = None
+                 ) -> tuple[dict[str, str], dict[str, str]]:
+    """(pod labels, pod annotations) that put a pod in `kind`'s mesh with its drain and start
+    order (None: not written): what `lockstep render` writes and `injected`, `istio_drain`,
+    `istio_app_waits`, `linkerd_drain` and `linkerd_app_waits` read back."""
     if kind == "istio-sidecar":
-        annotations = {} if drain_s is None else {ISTIO_PROXY_CONFIG: f"terminationDrainDuration: {drain_s}s"}
-        return {ISTIO_INJECT: "true"}, annotations
+        config = ([] if drain_s is None else [f"terminationDrainDuration: {drain_s}s"]) + (
+            [] if app_waits is None else [f"{ISTIO_HOLD}: {str(app_waits).lower()}"])
+        # off is written as a classic sidecar too: istiod's native mode would otherwise hold the app
+        native = {} if app_waits is not False else {ISTIO_NATIVE: "false"}
+        return {ISTIO_INJECT: "true"}, {**({ISTIO_PROXY_CONFIG: "\n".join(config)} if config else {}), **native}
     if kind == "linkerd-proxy":
-        return {}, {LINKERD_INJECT: "enabled", **({} if drain_s is None else {LINKERD_WAIT: str(drain_s)})}
+        await_ = {} if app_waits is None else {LINKERD_AWAIT: "enabled" if app_waits else "disabled"}
+        return {}, {LINKERD_INJECT: "enabled", **({} if drain_s is None else {LINKERD_WAIT: str(drain_s)}), **await_}
     return {}, {}

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lockstep.timing import derived as d
-from lockstep.timing.findings import Verdict, judge
+from lockstep.timing.findings import Term, Verdict, holds, judge
 from lockstep.timing.path import PathHop, hops, mesh_hop, pairs, request_chain
 
 if TYPE_CHECKING:
@@ -83,14 +83,32 @@ def proxy_reload_spares_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
 
 def mesh_drain_covers_lb(svc: Service, ctx: Ctx) -> list[Verdict]:
     """The pod's mesh proxy passes the requests the load balancer still sends until it has
-    noticed the pod going: its drain must last as long, plus the stack's margin."""
+    noticed the pod going: its drain must last as long, plus the stack's margin. And the app
+    starts only once the proxy is ready (`app_waits` of a `path` hop; the `sidecar` short form
+    states no such thing): otherwise its first calls find no proxy and fail."""
     mesh = mesh_hop(svc)
-    if mesh is None or svc.lb is None:
+    if mesh is None:
         return []
-    detect = d.lb_detect(svc.lb)
-    return [judge(svc.name, mesh.term("drain"), ">=", detect,
-                  f"raise {mesh.setting('drain')} to ≥{int(detect.value) + ctx.margin_s}s "
-                  "or detect faster", ctx.margin_s)]
+    out = []
+    if svc.lb is not None:
+        detect = d.lb_detect(svc.lb)
+        out.append(judge(svc.name, mesh.term("drain"), ">=", detect,
+                         f"raise {mesh.setting('drain')} to ≥{int(detect.value) + ctx.margin_s}s "
+                         "or detect faster", ctx.margin_s))
+    if mesh.has("app_waits"):
+        out.append(_app_waits(svc, mesh))
+    return out
+
+
+def _app_waits(svc: Service, mesh: PathHop) -> Verdict:
+    source, waits = f"{mesh.prefix}.app_waits", getattr(mesh.owner, "app_waits")
+    label = mesh.roles["app_waits"][1] + (f" ({mesh.kind} default)" if "app_waits" in mesh.defaulted else "")
+    left = Term(label, "unknown" if waits is None else "on" if waits else "off", source, fields=(source,))
+    right = Term("the app's start", "after the proxy is ready", "")
+    fix = f"set {mesh.setting('app_waits')} so the app starts after its proxy"
+    if waits is None:  # the installation decides (Istio's native-sidecar mode): not guessed
+        return Verdict(svc.name, left, "==", right, 0, None, fix, "skipped", (source,))
+    return holds(svc.name, waits, left, "==", right, fix)
 
 
 def sidecar_outlives_app(svc: Service, ctx: Ctx) -> list[Verdict]:

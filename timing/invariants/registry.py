@@ -158,7 +158,7 @@ RULES: tuple[Rule, ...] = (
     rule("keepalive-chain-ordered", ERROR, "resources", W + " + " + NGINX + ", " + POOL,
          ("service", pa.keepalive_chain_ordered)),
     rule("timeouts-shrink-inward", ERROR, "resources", CHAIN + " + " + NGINX, ("service", pa.timeouts_shrink_inward)),
-    rule("proxy-reload-spares-requests", ERROR, "resources", W + " + " + NGINX,
+    rule("proxy-reload-spares-requests", ERROR, "resources", W + " + " + NGINX + " + the NLB Service in front of it",
          ("service", pa.proxy_reload_spares_requests)),
     rule("mesh-drain-covers-lb", ERROR, "resources", CHAIN + " + " + MESH, ("service", pa.mesh_drain_covers_lb)),
     rule("amqp-heartbeat-under-idle", ERROR, "config",

@@ -33,6 +33,8 @@ class Lifecycle:
             # Service selects: a pod created outside it carries no gate.
             pod.gate_ok = s.gate == "none" or not selected
             self._container_start(pod, t + delay)
+            if s.path.app_first:  # its first calls find no proxy: the app exits and is restarted
+                self.at(t + delay, self.restart, pod, "the app started before its mesh proxy was ready")
             if self.mode == "pods" and selected and (s.gate != "none" or "deregistration" not in s.lb.removal):
                 self._register(pod)
         for kind in ("startup", "readiness", "liveness"):
@@ -110,7 +112,7 @@ class Lifecycle:
         return pod.ready and t - pod.ready_since >= self.spec.min_ready - 1e-6
 
     def restart(self, pod: Pod, why: str) -> None:
-        self.c.restarts += 1
+        self.c.restarts += self.planned  # after a real crash a restart is the cure, not a harm
         self.note(f"{pod.name}: restarted by the kubelet ({why})")
         self.cut(pod, "restart")
         delay = RESTART_BACKOFF[min(pod.restarts, len(RESTART_BACKOFF) - 1)]

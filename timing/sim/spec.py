@@ -125,6 +125,7 @@ class PathSpec:
     reloads: tuple[tuple[str, int], ...] = ()
     mesh_drain: int | None = None  # the pod's mesh proxy keeps passing requests this long after SIGTERM
     stops: tuple[ProxyStop, ...] = ()  # the ingress proxies whose own pods may be replaced
+    app_first: bool = False  # the app's container may start before the pod's mesh proxy is ready
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +185,7 @@ def path_spec(svc: Service) -> PathSpec:
         # an ALB reuses a connection to a target for its idle timeout, and answers 504 when the
         # target sends nothing for as long (ALB attributes, "Connection idle timeout")
         hops.append(("the LB", None, lb.idle_timeout_s, lb.idle_timeout_s))
-    reloads, stops, mesh_drain = [], [], None
+    reloads, stops, mesh_drain, app_first = [], [], None, False
     for i, hop in enumerate(svc.path):
         kind = HOP_KINDS[hop.kind]
 
@@ -199,11 +200,12 @@ def path_spec(svc: Service) -> PathSpec:
                 stops.append(ProxyStop(name, hop.shutdown_delay_s, hop.worker_shutdown_s, hop.grace_s, _lb(hop.lb)))
         if kind.role == "mesh":
             mesh_drain = has("drain_s")
+            app_first = has("app_waits") is False  # unknown: not simulated, as the rule skips it
     hops.append(("the app", svc.app.keepalive_s, None, None))
     links = tuple(LinkSpec(f"{a[0]} → {b[0]}", a[2], b[1]) for a, b in zip(hops, hops[1:])
                   if a[2] is not None and b[1] is not None)
     waits = tuple((h[0], h[3]) for h in hops if h[3] is not None)
-    return PathSpec(links, waits, tuple(reloads), mesh_drain, tuple(stops))
+    return PathSpec(links, waits, tuple(reloads), mesh_drain, tuple(stops), app_first)
 
 
 def _ceil_div(a: int, b: int) -> int:

@@ -21,7 +21,7 @@ class Counts:
     false_blocks: int = 0  # heartbeat blocks during planned work
     premature_unblocks: int = 0  # heartbeat unblocked before the service's data is current
     watchdog_actions: int = 0  # watchdog "repairs" during planned work
-    restarts: int = 0  # kubelet restarts (startup/liveness) during planned work
+    restarts: int = 0  # kubelet restarts during planned work (a probe's kill, an app crashing at start)
     deploy_failed: int = 0  # progress deadline exceeded, rollout stalled, eviction blocked
     zero_capacity: int = 0  # planned work left no pod available at some moment
     notes: list[str] = field(default_factory=list)
@@ -37,7 +37,7 @@ class Counts:
     @property
     def harmful(self) -> bool:
         return (self.refused_502 + self.no_target_503 + self.keepalive_502 + self.timeout_504 + self.cut
-                + self.false_blocks + self.premature_unblocks + self.watchdog_actions
+                + self.false_blocks + self.premature_unblocks + self.watchdog_actions + self.restarts
                 + self.deploy_failed + self.zero_capacity) > 0
 
 
