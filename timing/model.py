@@ -354,7 +354,8 @@ class Hop(Strict):
     worker_shutdown_s: Seconds | None = Field(default=None, description=describe(
         "worker_shutdown_s", "how long a reload's old workers may finish before they are killed"))
     shutdown_delay_s: Seconds | None = Field(default=None, description=describe(
-        "shutdown_delay_s", "the wait after SIGTERM before the proxy is told to stop"))
+        "shutdown_delay_s", "how long the proxy keeps accepting once its pod is terminating: its preStop's sleep, "
+        "then the wait before it is told to stop"))
     grace_s: _int(L.GRACE) | None = Field(default=None, description=describe(
         "grace_s", "the proxy pods' terminationGracePeriodSeconds"))
     drain_s: Seconds | None = Field(default=None, description=describe(

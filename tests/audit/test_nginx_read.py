@@ -326,3 +326,31 @@ def test_of_several_nlbs_in_front_the_slowest_to_stop_sending_is_judged(run_audi
     assert front_finding(found, run)["slack_s"] == 15 - 120 - 5
     assert any("2 NLB Services send to Deployment ingress-nginx/ingress-nginx-controller: Service "
                "ingress-nginx/edge-ip (NLB), the slowest" in n for n in run.notes())
+
+
+def with_prestop(command: list[str], drain: str | None = None):
+    def edit(docs):
+        ctl = of(docs, "Deployment", "ingress-nginx-controller")
+        ctl["spec"]["template"]["spec"]["containers"][0]["lifecycle"] = {"preStop": {"exec": {"command": command}}}
+        if drain is not None:
+            ctl["metadata"].setdefault("annotations", {})["lockstep.dev/drain-seconds"] = drain
+        return with_nlb("ip")(docs)
+    return edit
+
+
+@pytest.mark.parametrize(("command", "drain", "slack"), [
+    (["sh", "-c", "sleep 110 && /wait-shutdown"], None, 110 + 15 - 125),  # the sleep, then the flag's 15 s
+    (["sh", "-c", "sleep 109 && /wait-shutdown"], None, -1),
+    (["/drain.sh"], "110", 0),  # a command of a stated length
+])
+def test_the_controllers_prestop_sleep_counts_in_its_shutdown_delay(run_audit, tmp_path, command, drain, slack):
+    found, run = findings(run_audit, shop(tmp_path, with_prestop(command, drain)))
+    assert front_finding(found, run)["slack_s"] == slack
+    assert any("its preStop keeps it accepting" in n for n in run.notes())
+
+
+def test_a_prestop_command_of_unknown_length_leaves_the_lb_in_front_unjudged(run_audit, tmp_path) -> None:
+    found, run = findings(run_audit, shop(tmp_path, with_prestop(["/drain.sh"])))
+    assert [f for f in run.findings() if ": --shutdown-grace-period" in f["message"]] == []
+    assert any("its preStop runs a command whose length nothing states (set lockstep.dev/drain-seconds)" in n
+               for n in run.notes())

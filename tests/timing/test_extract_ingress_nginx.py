@@ -112,3 +112,25 @@ def test_the_names_read_are_the_controllers() -> None:
     assert N.SHUTDOWN_FLAG == "--shutdown-grace-period"
     assert [INGRESS_NGINX.upstream[f] for f in N.CONFIGMAP_FIELDS] == [
         "keep-alive", "upstream-keepalive-timeout", "proxy-read-timeout", "worker-shutdown-timeout"]
+
+
+@pytest.mark.parametrize(("hook", "stated", "wait"), [
+    (None, None, 0),  # no hook: SIGTERM reaches the controller at once
+    ({"exec": {"command": ["/wait-shutdown"]}}, None, 0),  # the chart's: SIGTERM and wait, nothing added
+    ({"exec": {"command": ["/usr/bin/wait-shutdown"]}}, None, 0),
+    ({"exec": {"command": ["sh", "-c", "/wait-shutdown"]}}, None, 0),
+    ({"exec": {"command": ["/bin/sh", "-c", "/wait-shutdown"]}}, None, 0),
+    ({"exec": {"command": ["sh", "-c", "sleep 120 && /wait-shutdown"]}}, None, 120),
+    ({"sleep": {"seconds": 20}}, None, 20),
+    ({"exec": {"command": ["sh", "-c", "/drain.sh && /wait-shutdown"]}}, None, None),  # its length: unknown
+    ({"exec": {"command": ["/drain.sh"]}}, None, None),
+    ({"exec": {"command": ["/drain.sh"]}}, 40, 40),  # lockstep.dev/drain-seconds states it
+    ({"exec": {"command": ["sh", "-x", "/wait-shutdown"]}}, None, None),
+    ({"exec": {"command": ["/wait-shutdown", "--now"]}}, None, None),
+    ({"exec": {"command": ["/wait-shutdowns"]}}, None, None),
+])
+def test_the_controllers_prestop_wait_counts_a_sleep_and_nothing_for_wait_shutdown(hook, stated, wait) -> None:
+    container = {"image": "registry.k8s.io/ingress-nginx/controller:v1.11.2"}
+    if hook is not None:
+        container["lifecycle"] = {"preStop": hook}
+    assert N.prestop_wait(container, stated) == wait

@@ -14,7 +14,9 @@ controller's defaults, and a note says so; one whose class no input resource exp
 not read. Several Ingresses with different `proxy-read-timeout`s: the shortest is
 judged (the one a request can break), and a note names it.
 
-The hop's `lb` is the NLB of the LoadBalancer Service selecting the controller's pods (read as
+The controller's preStop sleep counts in the hop's shutdown delay (`extract.ingress_nginx.prestop_wait`;
+a command of unknown length leaves the LB in front unjudged, with a note). The hop's `lb` is
+the NLB of the LoadBalancer Service selecting the controller's pods (read as
 any NLB Service is, `bind.lbs.nlb_source`); with several, the one slowest to stop sending to a
 leaving pod is judged, and a note says so. None in the input: the controller's shutdown delay
 is not judged against it, and a note says which resource would tell.
@@ -30,6 +32,8 @@ from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.lbs import LbSource, ingress_class, nlb_source
 from lockstep.timing.bind.mesh import Origins, read_from
 from lockstep.timing.bind.resource import Resource, pod_labels, selects_pods
+from lockstep.timing.conventions import ANNOTATION, DRAIN_ANNOTATION
+from lockstep.timing.extract.annotations import annotations_of, seconds_annotation
 from lockstep.timing.extract import ingress_nginx as N
 from lockstep.timing.hopkinds import INGRESS_NGINX
 
@@ -117,7 +121,19 @@ def nginx_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
         hop.update(values)
         origins.update({f: (ctl.resource, (*POD, "terminationGracePeriodSeconds") if f == "grace_s" else POD)
                         for f in values})
-        src = front_lb(ctl.resource, idx, ctx, notes)
+        wait = read_from(ctl.resource, lambda: N.prestop_wait(
+            N.controller_container(ctl.resource.obj) or {},
+            seconds_annotation(annotations_of(ctl.resource.obj), DRAIN_ANNOTATION)))
+        if wait is None:
+            notes.append(f"{ctl.resource.ref}: its preStop runs a command whose length nothing states (set "
+                         f"{ANNOTATION}{DRAIN_ANNOTATION}): its shutdown delay is not judged against the load "
+                         "balancer in front of it")
+        elif wait:
+            hop["shutdown_delay_s"] = wait + hop.get("shutdown_delay_s", INGRESS_NGINX.defaults["shutdown_delay_s"])
+            origins["shutdown_delay_s"] = (ctl.resource, POD)
+            notes.append(f"{ctl.resource.ref}: its preStop keeps it accepting {wait}s before "
+                         f"{N.SHUTDOWN_FLAG} starts: both count in the hop's shutdown delay")
+        src = None if wait is None else front_lb(ctl.resource, idx, ctx, notes)
         if src is not None:
             hop["lb"] = src.lb
             origins.update(src.origins)

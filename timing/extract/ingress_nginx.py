@@ -12,6 +12,12 @@ as `namespace/name` (the chart passes `$(POD_NAMESPACE)/<release>-controller`). 
 proxy-read-timeout` annotation is whole seconds: the annotation parser takes integers only and
 the controller falls back to the ConfigMap's value for anything else (internal/ingress/
 annotations/proxy/main.go), so such a value is a note here, not an error.
+
+The controller keeps accepting until its preStop hook has run and `--shutdown-grace-period`
+has passed: the chart's hook is `/wait-shutdown` (the image's helper, which sends the
+controller SIGTERM and waits for it to exit, cmd/waitshutdown), adding nothing; a `sleep N`
+before it (or as the hook) adds N, and counts in the hop's shutdown delay. Another command
+takes as long as it does: unknown unless `lockstep.dev/drain-seconds` states it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from lockstep.timing.extract.kube import prestop
 from lockstep.timing.extract.nodes import duration_s, whole_s
 from lockstep.timing.extract.values import get, items
 from lockstep.timing.hopkinds import INGRESS_NGINX
@@ -33,6 +40,7 @@ NAMES: Final = INGRESS_NGINX.upstream  # model field → ConfigMap key, flag or 
 CONFIGMAP_FIELDS: Final = ("client_idle_s", "upstream_idle_s", "request_timeout_s", "worker_shutdown_s")
 READ_TIMEOUT_ANNOTATION: Final = ANNOTATION + NAMES["request_timeout_s"]
 SHUTDOWN_FLAG: Final = NAMES["shutdown_delay_s"]
+WAIT_SHUTDOWN: Final = "/wait-shutdown"
 _FLAG = re.compile(r"^(--[a-z0-9-]+)(?:=(.*))?$")
 
 
@@ -111,6 +119,18 @@ def controller_values(workload: Mapping[str, Any], given: Mapping[str, str]) -> 
     if grace is not None:
         out["grace_s"] = whole_s(grace, "spec.template.spec.terminationGracePeriodSeconds")
     return out
+
+
+def prestop_wait(container: Mapping[str, Any], stated: int | None) -> int | None:
+    """How long the controller's preStop hook keeps it accepting before it is told to stop
+    (None: a command whose length nothing states)."""
+    action, seconds = prestop(container, stated)
+    if action == "command" and seconds is None:
+        words = " ".join(str(c) for c in items(get(container, "lifecycle", "preStop", "exec", "command"))).split()
+        if words[:2] in (["sh", "-c"], ["/bin/sh", "-c"]):
+            words = words[2:]
+        return 0 if len(words) == 1 and words[0].rsplit("/", 1)[-1] == WAIT_SHUTDOWN[1:] else None
+    return seconds
 
 
 def read_timeout(annotations: Mapping[str, Any]) -> tuple[int | None, str]:
