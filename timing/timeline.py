@@ -88,6 +88,31 @@ def path_timelines(svc: Service) -> list[Timeline]:
     return out
 
 
+def proxy_timelines(svc: Service) -> list[Timeline]:
+    """An ingress proxy that reloads (ingress-nginx), twice: a reload, whose old workers carry the
+    longest request, and its own pod going, accepting until the LB in front (when stated) has
+    stopped sending to it, then quitting until its workers or its grace run out."""
+    out = []
+    for hop in (h for h in hops(svc) if h.reloads):
+        worker, delay, grace = hop.term("worker_shutdown"), hop.term("shutdown_delay"), hop.term("grace")
+        longest = d.field("max_request", svc.app, "max_request_s", "app.max_request_s")
+        out.append(Timeline(f"{svc.name}: {hop.name} reloads", (
+            Span(0, 0, "configuration change: new workers take new connections"),
+            Span(0, _v(longest), "the longest request on an old worker", longest.source),
+            Span(0, _v(worker), f"old workers finish ({worker.label})", worker.source),
+            Span(_v(worker), _v(worker), "old workers closed"))))
+        spans = []
+        front = getattr(hop.owner, "lb", None)
+        if front is not None:
+            detect = d.lb_detect(front, f"{hop.prefix}.lb")
+            spans.append(Span(0, _v(detect), "the LB in front still sends new connections", detect.source))
+        spans += [Span(0, _v(delay), f"accepting while leaving ({delay.label})", delay.source),
+                  Span(_v(delay), _v(delay) + _v(worker), f"old workers finish ({worker.label})", worker.source),
+                  Span(_v(grace), _v(grace), f"kill ({grace.label})", grace.source)]
+        out.append(Timeline(f"{svc.name}: {hop.name}'s pod goes", tuple(spans)))
+    return out
+
+
 def rollout_timeline(svc: Service) -> Timeline:
     """One wave per surge (Deployment) or one pod at a time (StatefulSet)."""
     n = d.replicas(svc)
@@ -156,6 +181,7 @@ def stack_timelines(stack: Stack) -> list[Timeline]:
     for svc in stack.services:
         out.append(drain_timeline(svc))
         out.extend(path_timelines(svc))
+        out.extend(proxy_timelines(svc))
         if d.rolls(svc):  # OnDelete: no rollout to draw
             out.append(rollout_timeline(svc))
     if stack.heartbeat is not None:

@@ -15,6 +15,7 @@ from lockstep.timing.timeline import (
     failover_timeline,
     failure_timeline,
     path_timelines,
+    proxy_timelines,
     recovery_timeline,
     render_mermaid,
     render_text,
@@ -160,7 +161,7 @@ def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
         "basketball-feed: drain handshake", "basketball-feed: rolling deploy",
         "odds-stream: drain handshake", "odds-stream: rolling deploy",
         "web: drain handshake", "web: idle connections along the path", "web: one request along the path",
-        "web: rolling deploy",
+        "web: path[0] (ingress-nginx) reloads", "web: path[0] (ingress-nginx)'s pod goes", "web: rolling deploy",
         "checkout: drain handshake", "checkout: idle connections along the path",
         "checkout: one request along the path", "checkout: rolling deploy",
         "football-live (football-feed): failure to block",
@@ -170,7 +171,7 @@ def test_stack_timelines_cover_every_service_spec_and_the_failover(stack):
         "failover (dns): region loss to clients served",
     ]
     bare = stack.model_copy(update={"heartbeat": None, "heartbeat_specs": (), "failover": None})
-    assert len(stack_timelines(bare)) == 18
+    assert len(stack_timelines(bare)) == 20
 
 
 def test_text_rendering_sorts_by_time_and_names_sources():
@@ -296,3 +297,20 @@ def test_the_drain_shows_the_mesh_proxy_passing_requests(path_stack):
     assert Span(0, 45, "path[0] (istio-sidecar) passes requests (ProxyConfig terminationDrainDuration)",
                 "path[0].drain_s") in spans
     assert not any("passes requests" in s.label for s in drain_timeline(svc(path_stack, "web")).spans)
+
+
+def test_an_ingress_proxy_is_drawn_reloading_and_its_pod_going_from_its_hops_numbers(path_stack):
+    web = svc(path_stack, "web")
+    hop = web.path[0]
+    reload, going = proxy_timelines(web)
+    assert [(s.start_s, s.end_s, s.source) for s in reload.spans] == [
+        (0, 0, ""), (0, web.app.max_request_s, "app.max_request_s"),
+        (0, hop.worker_shutdown_s, "path[0].worker_shutdown_s"), (hop.worker_shutdown_s, hop.worker_shutdown_s, "")]
+    delay, worker = hop.shutdown_delay_s, hop.worker_shutdown_s
+    assert [(s.start_s, s.end_s, s.source) for s in going.spans] == [
+        (0, hop.lb.deregistration_propagation_s, "deregistration: path[0].lb.deregistration_propagation_s"),
+        (0, delay, "path[0].shutdown_delay_s"), (delay, delay + worker, "path[0].worker_shutdown_s"),
+        (hop.grace_s, hop.grace_s, "path[0].grace_s")]
+    unstated = web.model_copy(update={"path": (hop.model_copy(update={"lb": None}),)})
+    assert [s.label for s in proxy_timelines(unstated)[1].spans][0].startswith("accepting while leaving")
+    assert proxy_timelines(svc(path_stack, "checkout")) == []  # Envoy does not reload so
