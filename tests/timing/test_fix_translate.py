@@ -55,14 +55,17 @@ def test_a_rule_outside_the_declared_set_is_translated_wherever_it_is_decided() 
     seen: set[str] = set()
     for path in STACKS:
         for f in evaluate(read_stack_file(path)):
-            if f.status == "skipped":
-                continue
+            if f.status == "skipped" or isinstance(f.left.value, str):
+                continue  # undecided, or a relation of no number (mesh-drain-covers-lb's start order)
             if f.id not in NOT_TRANSLATED:
                 assert translatable(f), f.render()
                 _agrees(f)
                 seen.add(f.id)
     # every translated rule is seen on the bundled stacks
     assert seen == set(BY_ID) - NOT_TRANSLATED
+    start = [f for f in evaluate(read_stack_file(STACKS[0])) if f.id == "mesh-drain-covers-lb"
+             and isinstance(f.left.value, str)]
+    assert start and not any(translatable(f) for f in start)  # `fix` moves no number for it
 
 
 @settings(deadline=None)
