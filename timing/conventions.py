@@ -19,6 +19,16 @@ ANNOTATION = "lockstep.dev/"
 APP_ANNOTATIONS = {"warmup_s": "warmup-seconds", "max_request_s": "max-request-seconds",
                    "max_recovery_s": "max-recovery-seconds", "keepalive_s": "keepalive-seconds",
                    "catch_up_s": "catch-up-seconds"}
+# An app's gRPC clients and its connection pools (`grpc-keepalive-fits-path`,
+# `pool-retires-before-path`) are code and client configuration no manifest states: one
+# annotation per GrpcServing field, and one per pool (`pool.<name>`) holding `key=seconds`
+# pairs. Infra writes them from the stack; audit reads them back.
+GRPC_ANNOTATIONS = {"client_keepalive_s": "grpc-client-keepalive-seconds",
+                    "permit_keepalive_s": "grpc-permit-keepalive-seconds",
+                    "max_silence_s": "grpc-max-silence-seconds", "path_idle_s": "grpc-path-idle-seconds"}
+POOL_ANNOTATION = "pool."
+POOL_KEYS = {"max_lifetime_s": "max-lifetime-seconds", "keepalive_s": "keepalive-seconds",
+             "path_idle_s": "path-idle-seconds", "server_idle_s": "server-idle-seconds"}
 FINISH_ANNOTATION = "finish-seconds"
 DRAIN_ANNOTATION = "drain-seconds"  # what a preStop command that is not a sleep takes (audit)
 ACCEPT_ANNOTATION = "accept"
@@ -78,6 +88,15 @@ def fact_annotations(svc: Service | HeartbeatService) -> dict[str, str]:
         out[ANNOTATION + NODES_ANNOTATION] = str(svc.replicas)
     if accepted:
         out[ANNOTATION + ACCEPT_ANNOTATION] = ",".join(a.id for a in accepted)
+    if not isinstance(svc, HeartbeatService):
+        if svc.grpc is not None:
+            grpc = svc.grpc.model_dump()
+            out.update({ANNOTATION + name: str(grpc[f]) for f, name in GRPC_ANNOTATIONS.items()
+                        if grpc[f] is not None})
+        for pool in svc.pools:
+            stated = pool.model_dump()
+            out[ANNOTATION + POOL_ANNOTATION + pool.name] = ",".join(
+                f"{key}={stated[f]}" for f, key in POOL_KEYS.items() if stated[f] is not None)
     return out
 
 

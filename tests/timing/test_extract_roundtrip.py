@@ -73,6 +73,15 @@ def annotations(svc: Service) -> dict[str, str]:
            if getattr(svc.app, f) is not None}
     if svc.shutdown.finish_s is not None:
         out["lockstep.dev/finish-seconds"] = str(svc.shutdown.finish_s)
+    if svc.grpc is not None:  # the gRPC clients and pools, as README's audit section spells them
+        g = svc.grpc
+        out.update({f"lockstep.dev/grpc-{k}-seconds": str(v) for k, v in (
+            ("client-keepalive", g.client_keepalive_s), ("permit-keepalive", g.permit_keepalive_s),
+            ("max-silence", g.max_silence_s), ("path-idle", g.path_idle_s)) if v is not None})
+    for p in svc.pools:
+        out[f"lockstep.dev/pool.{p.name}"] = ",".join(f"{k}-seconds={v}" for k, v in (
+            ("max-lifetime", p.max_lifetime_s), ("keepalive", p.keepalive_s), ("path-idle", p.path_idle_s),
+            ("server-idle", p.server_idle_s)) if v is not None)
     return out
 
 
@@ -217,12 +226,19 @@ def test_every_service_of_the_example_stack_extracts_to_itself():
                          hpa=x.hpa(render_hpa(svc.hpa)) if svc.hpa else None)
         resolved = svc.shutdown.model_copy(update={"prestop": svc.shutdown.prestop or "sleep"})
         assert pod_labels(got) == pod_labels(svc)
-        # a service's gRPC clients and connection pools are client configuration no resource
-        # states (their rules are decided by config alone): extraction leaves them empty
-        assert (got.grpc, got.pools) == (None, ())
+        # a service's gRPC clients and connection pools come back from their lockstep.dev annotations
+        assert (got.grpc, got.pools) == (svc.grpc, svc.pools)
         # the proxies in front (ingress-nginx, the mesh proxy) are the linker's to read, from more
         # resources than the workload (tests/audit/test_nginx_read.py, test_mesh_read.py)
         assert got.path == ()
-        got = got.model_copy(update={"grpc": svc.grpc, "pools": svc.pools, "path": svc.path})
+        got = got.model_copy(update={"path": svc.path})
         assert got.model_copy(update={"labels": svc.labels, "name_label": svc.name_label}) == \
             svc.model_copy(update={"shutdown": resolved})
+
+
+def test_a_services_fact_annotations_carry_its_grpc_clients_and_pools_as_this_test_spells_them():
+    for svc in read_stack_file(None).services:
+        written = conventions.fact_annotations(svc)
+        ours = annotations(svc)
+        assert {k: v for k, v in written.items() if "grpc-" in k or ".pool." in k or "/pool." in k} == {
+            k: v for k, v in ours.items() if "grpc-" in k or "/pool." in k}

@@ -12,7 +12,8 @@ from typing import Any
 from lockstep.timing import limits as L
 from lockstep.timing.conventions import DRAIN_ANNOTATION, FINISH_ANNOTATION, NODES_ANNOTATION
 from lockstep.timing.extract.argo import argo_rollout_pace, argo_strategy
-from lockstep.timing.extract.annotations import accepts, annotations_of, app_facts, seconds_annotation, whole_annotation
+from lockstep.timing.extract.annotations import (accepts, annotations_of, app_facts, grpc_facts, pools,
+                                               seconds_annotation, whole_annotation)
 from lockstep.timing.extract.values import ExtractError, amount, build, get, items, num, port_at, put
 from lockstep.timing.model import Exec, Grpc, Hpa, HttpGet, LoadBalancer, Pdb, Probe, Probes, ReadinessGate, Rollout, Service, Shutdown, TcpSocket
 from lockstep.timing.workloads import WORKLOAD_KINDS
@@ -242,6 +243,7 @@ def workload(obj: Mapping[str, Any], *, lb: LoadBalancer | None = None, pdb: Pdb
                                  seconds_annotation(notes, DRAIN_ANNOTATION)),
         "rollout": rollout(obj), "pdb": pdb, "hpa": hpa, "lb": lb, "argo": argo_strategy(obj),
         "readiness_gate": readiness_gate, "accept": accepts(notes), "path": path,
+        "grpc": grpc_facts(notes), "pools": pools(notes),
     }
     put(data, "namespace", get(obj, "metadata", "namespace"))
     if get(obj, "kind") == "Rollout":

@@ -165,12 +165,12 @@ RULES: tuple[Rule, ...] = (
          "an AMQP client's heartbeat and the idle timeouts on its way to the broker are client and network "
          "configuration no resource states", ("service", lk.amqp_heartbeat_under_idle),
          ("stack", lk.heartbeat_broker_link)),
-    rule("grpc-keepalive-fits-path", ERROR, "config",
-         "gRPC clients' keepalive and the server's permitted ping interval are code, in no resource",
+    # gRPC clients and connection pools are code and client configuration no manifest states:
+    # the workload's `lockstep.dev/grpc-*` and `lockstep.dev/pool.<name>` annotations carry them.
+    rule("grpc-keepalive-fits-path", ERROR, "resources", CHAIN + " + lockstep.dev/grpc-* annotations",
          ("service", lk.grpc_keepalive_fits_path)),
-    rule("pool-retires-before-path", ERROR, "config",
-         "a client pool's lifetime and keep-alive, and the idle timeouts toward its server, are client and "
-         "network configuration no resource states", ("service", lk.pool_retires_before_path)),
+    rule("pool-retires-before-path", ERROR, "resource", W + " + lockstep.dev/pool.<name> annotations",
+         ("service", lk.pool_retires_before_path)),
 )
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
