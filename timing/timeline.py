@@ -98,11 +98,11 @@ def proxy_timelines(svc: Service) -> list[Timeline]:
         longest = d.field("max_request", svc.app, "max_request_s", "app.max_request_s")
         out.append(Timeline(f"{svc.name}: {hop.name} reloads", (
             Span(0, 0, "configuration change: new workers take new connections"),
-            Span(0, _v(longest), "the longest request on an old worker", longest.source),
+            Span(0, _v(longest), f"the longest request on an old worker ({longest.label})", longest.source),
             Span(0, _v(worker), f"old workers finish ({worker.label})", worker.source),
             Span(_v(worker), _v(worker), "old workers closed"))))
         spans = []
-        front = getattr(hop.owner, "lb", None)
+        front = hop.owner.lb  # type: ignore[attr-defined]  # a reloading hop is a path Hop
         if front is not None:
             detect = d.lb_detect(front, f"{hop.prefix}.lb")
             spans.append(Span(0, _v(detect), "the LB in front still sends new connections", detect.source))

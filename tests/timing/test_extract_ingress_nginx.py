@@ -118,6 +118,7 @@ def test_the_names_read_are_the_controllers() -> None:
     (None, None, 0),  # no hook: SIGTERM reaches the controller at once
     ({"exec": {"command": ["/wait-shutdown"]}}, None, 0),  # the chart's: SIGTERM and wait, nothing added
     ({"exec": {"command": ["/usr/bin/wait-shutdown"]}}, None, 0),
+    ({"exec": {"command": ["wait-shutdown"]}}, None, 0),  # on the PATH
     ({"exec": {"command": ["sh", "-c", "/wait-shutdown"]}}, None, 0),
     ({"exec": {"command": ["/bin/sh", "-c", "/wait-shutdown"]}}, None, 0),
     ({"exec": {"command": ["sh", "-c", "sleep 120 && /wait-shutdown"]}}, None, 120),

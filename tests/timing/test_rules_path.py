@@ -337,7 +337,7 @@ def test_the_lb_hop_pools_and_bounds_requests_by_its_idle_timeout_and_nothing_po
                                                  "request": ("idle_timeout_s", "idle_timeout")})
 
 
-@pytest.mark.parametrize("name", ["client_idle_s", "upstream_idle_s", "request_timeout_s", "drain_s"])
+@pytest.mark.parametrize("name", ["client_idle_s", "upstream_idle_s", "request_timeout_s", "drain_s", "app_waits"])
 def test_a_fields_config_doc_lists_each_kinds_setting_and_default_from_the_table(name) -> None:
     from lockstep.timing.hopkinds import describe
     text = describe(name, "what it is")
@@ -346,9 +346,12 @@ def test_a_fields_config_doc_lists_each_kinds_setting_and_default_from_the_table
     kinds = [k for k in HOP_KINDS.values() if name in k.upstream]
     assert len(parts) == len(kinds) > 0
     for part, kind in zip(parts, kinds):
-        default = ("none" if name in kind.unbounded
-                   else str(kind.defaults[name]) if name in kind.defaults else "unknown")
+        value = kind.defaults.get(name)
+        default = ("none" if name in kind.unbounded else "unknown" if value is None
+                   else {True: "true", False: "false"}[value] if isinstance(value, bool) else str(value))
         assert part == f"{kind.name}: {kind.upstream[name]}, default {default}"
+    if name == "app_waits":  # a bool default in YAML's spelling
+        assert "linkerd-proxy: config.linkerd.io/proxy-await, default true" in text
 
 
 # ---- the app starts only once its mesh proxy is ready (mesh-drain-covers-lb) ---------------------
@@ -377,3 +380,34 @@ def test_the_start_order_is_judged_without_a_load_balancer_and_not_for_the_short
 def test_a_start_order_is_refused_on_a_hop_that_is_no_mesh_proxy() -> None:
     with pytest.raises(ValidationError, match="app_waits: ingress-nginx has no such setting"):
         build({f"{W}.path.0.app_waits": True})
+
+
+def test_each_start_order_finding_says_what_decides_it_and_the_fix_by_the_hop() -> None:
+    def start(changes):
+        [f] = [f for f in findings_of(build(changes), "mesh-drain-covers-lb", "checkout") if "app_waits" in f.left.source]
+        return f
+    hold = "ProxyConfig holdApplicationUntilProxyStarts or a native sidecar"
+    fix = f"set path[0] (istio-sidecar)'s {hold} so the app starts after its proxy"
+    on, off = start({}), start({f"{C}.path.0.app_waits": False})
+    assert on.render() == (f"OK mesh-drain-covers-lb  checkout: {hold} on (path[0].app_waits) = the app's start "
+                           "after the proxy is ready")
+    assert off.render() == (f"ERROR mesh-drain-covers-lb  checkout: {hold} off (path[0].app_waits) ≠ the app's "
+                            f"start after the proxy is ready → {fix}")
+    unknown = start({f"{C}.path.0.app_waits": DELETE})
+    assert unknown.render() == (f"SKIPPED mesh-drain-covers-lb  checkout: {hold} unknown (path[0].app_waits) = "
+                                f"the app's start after the proxy is ready → needs path[0].app_waits")
+    assert (unknown.margin_s, unknown.slack_s, unknown.fix, unknown.left.fields) == (0, None, fix, ("path[0].app_waits",))
+    assert (on.left.label, on.right.label, on.right.value) == (hold, "the app's start", "after the proxy is ready")
+    linkerd = start({f"{C}.path.0": {"kind": "linkerd-proxy", "drain_s": 45}})
+    assert linkerd.left.label == "config.linkerd.io/proxy-await (linkerd-proxy default)" and linkerd.status == "ok"
+
+
+@pytest.mark.parametrize("removal", [["health_check"], ["deregistration", "health_check"]])
+def test_a_front_lbs_health_check_path_names_its_fields_where_it_sits(removal) -> None:
+    from lockstep.timing import derived as d
+    lb = build({f"{FRONT}.removal": removal}).services[WEB].path[0].lb
+    fields = {"path[0].lb.health_check.interval_s", "path[0].lb.health_check.unhealthy_threshold"}
+    assert fields <= {f for p in d.removal_paths(lb, "path[0].lb") for f in p.fields}
+    object.__setattr__(lb, "_unknown", frozenset({"lb.health_check.interval_s", "lb.health_check.unhealthy_threshold"}))
+    checked = d.detection(lb, "path[0].lb")
+    assert set(checked.unknown) == fields

@@ -303,14 +303,21 @@ def test_an_ingress_proxy_is_drawn_reloading_and_its_pod_going_from_its_hops_num
     web = svc(path_stack, "web")
     hop = web.path[0]
     reload, going = proxy_timelines(web)
-    assert [(s.start_s, s.end_s, s.source) for s in reload.spans] == [
-        (0, 0, ""), (0, web.app.max_request_s, "app.max_request_s"),
-        (0, hop.worker_shutdown_s, "path[0].worker_shutdown_s"), (hop.worker_shutdown_s, hop.worker_shutdown_s, "")]
-    delay, worker = hop.shutdown_delay_s, hop.worker_shutdown_s
-    assert [(s.start_s, s.end_s, s.source) for s in going.spans] == [
-        (0, hop.lb.deregistration_propagation_s, "deregistration: path[0].lb.deregistration_propagation_s"),
-        (0, delay, "path[0].shutdown_delay_s"), (delay, delay + worker, "path[0].worker_shutdown_s"),
-        (hop.grace_s, hop.grace_s, "path[0].grace_s")]
+    worker = hop.worker_shutdown_s
+    assert reload.spans == (
+        Span(0, 0, "configuration change: new workers take new connections"),
+        Span(0, web.app.max_request_s, "the longest request on an old worker (max_request)", "app.max_request_s"),
+        Span(0, worker, "old workers finish (worker-shutdown-timeout (ingress-nginx default))",
+             "path[0].worker_shutdown_s"),
+        Span(worker, worker, "old workers closed"))
+    delay = hop.shutdown_delay_s
+    assert going.spans == (
+        Span(0, hop.lb.deregistration_propagation_s, "the LB in front still sends new connections",
+             "deregistration: path[0].lb.deregistration_propagation_s"),
+        Span(0, delay, "accepting while leaving (--shutdown-grace-period)", "path[0].shutdown_delay_s"),
+        Span(delay, delay + worker, "old workers finish (worker-shutdown-timeout (ingress-nginx default))",
+             "path[0].worker_shutdown_s"),
+        Span(hop.grace_s, hop.grace_s, "kill (terminationGracePeriodSeconds)", "path[0].grace_s"))
     unstated = web.model_copy(update={"path": (hop.model_copy(update={"lb": None}),)})
     assert [s.label for s in proxy_timelines(unstated)[1].spans][0].startswith("accepting while leaving")
     assert proxy_timelines(svc(path_stack, "checkout")) == []  # Envoy does not reload so

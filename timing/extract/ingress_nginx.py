@@ -22,6 +22,7 @@ takes as long as it does: unknown unless `lockstep.dev/drain-seconds` states it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -129,7 +130,7 @@ def prestop_wait(container: Mapping[str, Any], stated: int | None) -> int | None
         words = " ".join(str(c) for c in items(get(container, "lifecycle", "preStop", "exec", "command"))).split()
         if words[:2] in (["sh", "-c"], ["/bin/sh", "-c"]):
             words = words[2:]
-        return 0 if len(words) == 1 and words[0].rsplit("/", 1)[-1] == WAIT_SHUTDOWN[1:] else None
+        return 0 if len(words) == 1 and posixpath.basename(words[0]) == posixpath.basename(WAIT_SHUTDOWN) else None
     return seconds
 
 

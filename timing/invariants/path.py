@@ -72,7 +72,7 @@ def proxy_reload_spares_requests(svc: Service, ctx: Ctx) -> list[Verdict]:
         stop = d.total("worker-shutdown-timeout + --shutdown-grace-period", shutdown, delay)
         out.append(judge(svc.name, hop.term("grace"), ">=", stop,
                          f"raise {hop.setting('grace')} to ≥{int(stop.value)}s or shorten its shutdown"))
-        front = getattr(hop.owner, "lb", None)
+        front = hop.owner.lb  # type: ignore[attr-defined]  # a reloading hop is a path Hop
         if front is not None:
             detect = d.lb_detect(front, f"{hop.prefix}.lb")
             out.append(judge(svc.name, delay, ">=", detect,
