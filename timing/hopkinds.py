@@ -135,4 +135,4 @@ def describe(field: str, what: str) -> str:
 
 def _shown(value: int) -> str:
     """A default as the config writes it (a bool in YAML's spelling)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    return {True: "true", False: "false"}[value] if isinstance(value, bool) else str(value)

@@ -79,11 +79,16 @@ def test_an_unstated_grpc_field_is_its_default_or_unknown_and_an_unstated_pool_k
     ({"lockstep.dev/pool.db": "keepalive-seconds"}, "got 'keepalive-seconds'"),
     ({"lockstep.dev/pool.db": "keepalive-seconds=1m"}, "got 'keepalive-seconds=1m'"),
     ({"lockstep.dev/pool.db": "keepalive-seconds="}, "got 'keepalive-seconds='"),
+    ({"lockstep.dev/pool.db": "keepalive-seconds=1=2"}, "got 'keepalive-seconds=1=2'"),
     ({"lockstep.dev/pool.DB": "keepalive-seconds=1"}, "lockstep.dev/pool.DB: name: String should match pattern"),
+    ({"lockstep.dev/pool.db": "keepalive-seconds=1,keepalive-seconds=2"}, None),  # the last one wins
     ({"lockstep.dev/grpc-client-keepalive-seconds": "5m"},
      "lockstep.dev/grpc-client-keepalive-seconds: expected whole seconds, got '5m'"),
 ])
 def test_a_bad_grpc_or_pool_annotation_names_itself_and_what_it_takes(notes, message):
+    if message is None:
+        assert pools(notes)[0].keepalive_s == 2
+        return
     with pytest.raises(ExtractError) as err:
         pools(notes) if any("pool." in k for k in notes) else grpc_facts(notes)
     assert message in str(err.value)

@@ -38,7 +38,8 @@ def grpc_facts(annotations: Mapping[str, Any] | None) -> GrpcServing | None:
     values = {f: seconds_annotation(annotations, a) for f, a in GRPC_ANNOTATIONS.items()}
     if all(v is None for v in values.values()):
         return None
-    return _built(GrpcServing, {f: v for f, v in values.items() if v is not None}, "grpc-*")
+    # whole seconds cannot fail the model (an out-of-range one is kept, `extract.values.build`)
+    return build(GrpcServing, {f: v for f, v in values.items() if v is not None})
 
 
 def pools(annotations: Mapping[str, Any] | None) -> tuple[ConnectionPool, ...]:
@@ -52,8 +53,9 @@ def pools(annotations: Mapping[str, Any] | None) -> tuple[ConnectionPool, ...]:
         where = str(name)
         values: dict[str, Any] = {"name": where[len(ANNOTATION + POOL_ANNOTATION):]}
         for pair in (p.strip() for p in str(raw).split(",") if p.strip()):
-            key, eq, value = pair.partition("=")
-            if key.strip() not in by_key or not eq or not value.strip().isdigit():
+            key, *rest = pair.split("=")
+            value = rest[0] if len(rest) == 1 else ""
+            if key.strip() not in by_key or not value.strip().isdigit():
                 raise ExtractError(f"{where}: expected key=whole seconds pairs of {', '.join(POOL_KEYS.values())}, "
                                    f"got {pair!r}")
             values[by_key[key.strip()]] = int(value.strip())
@@ -65,7 +67,7 @@ def _built(cls: type, values: dict[str, Any], annotation: str) -> Any:
     try:
         return build(cls, values)
     except ExtractError as err:  # name the annotation, not the model class
-        raise ExtractError(f"{ANNOTATION}{annotation}: {str(err).split(': ', 1)[1]}") from None
+        raise ExtractError(f"{ANNOTATION}{annotation}: {str(err).removeprefix(cls.__name__ + ': ')}") from None
 
 
 def accepts(annotations: Mapping[str, Any] | None) -> tuple[Accept, ...]:

@@ -169,7 +169,7 @@ RULES: tuple[Rule, ...] = (
     # the workload's `lockstep.dev/grpc-*` and `lockstep.dev/pool.<name>` annotations carry them.
     rule("grpc-keepalive-fits-path", ERROR, "resources", CHAIN + " + lockstep.dev/grpc-* annotations",
          ("service", lk.grpc_keepalive_fits_path)),
-    rule("pool-retires-before-path", ERROR, "resource", W + " + lockstep.dev/pool.<name> annotations",
+    rule("pool-retires-before-path", ERROR, "resource", W,
          ("service", lk.pool_retires_before_path)),
 )
 
