@@ -127,12 +127,9 @@ def describe(field: str, what: str) -> str:
     parts = []
     for kind in HOP_KINDS.values():
         if field in kind.upstream:
+            # str(True).lower(): a bool default in YAML's spelling; a number is unchanged
             default = ("none" if field in kind.unbounded
-                       else _shown(kind.defaults[field]) if field in kind.defaults else "unknown")
+                       else str(kind.defaults[field]).lower() if field in kind.defaults else "unknown")
             parts.append(f"{kind.name}: {kind.upstream[field]}, default {default}")
     return f"{what} ({'; '.join(parts)})"
 
-
-def _shown(value: int) -> str:
-    """A default as the config writes it (a bool in YAML's spelling)."""
-    return {True: "true", False: "false"}[value] if isinstance(value, bool) else str(value)

@@ -54,11 +54,10 @@ def pools(annotations: Mapping[str, Any] | None) -> tuple[ConnectionPool, ...]:
         values: dict[str, Any] = {"name": where[len(ANNOTATION + POOL_ANNOTATION):]}
         for pair in (p.strip() for p in str(raw).split(",") if p.strip()):
             key, *rest = pair.split("=")
-            value = rest[0] if len(rest) == 1 else ""
-            if key.strip() not in by_key or not value.strip().isdigit():
+            if key.strip() not in by_key or len(rest) != 1 or not rest[0].strip().isdigit():
                 raise ExtractError(f"{where}: expected key=whole seconds pairs of {', '.join(POOL_KEYS.values())}, "
                                    f"got {pair!r}")
-            values[by_key[key.strip()]] = int(value.strip())
+            values[by_key[key.strip()]] = int(rest[0].strip())
         out.append(_built(ConnectionPool, values, POOL_ANNOTATION + values["name"]))
     return tuple(out)
 
