@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 
 from hypothesis import HealthCheck, Phase, settings
@@ -43,12 +42,17 @@ def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest's hoo
                 break
 
 
-@functools.cache
+_GATE_DURATIONS: dict[str, float] = {}
+
+
 def _gate_durations() -> dict[str, float]:
-    """mutmut's per-test durations, read once in its fork server (the working directory is
-    its `mutants/` copy, where the stats file lies) and inherited by every mutant's process."""
-    from pathlib import Path
+    """mutmut's per-test durations, read in the process that forks the mutants' children (the
+    working directory is its `mutants/` copy, where the stats file lies) once they exist: the
+    stats run collects before they are written, and must not leave an empty order behind."""
+    if not _GATE_DURATIONS:
+        from pathlib import Path
 
-    from tests.mutant_order import durations
+        from tests.mutant_order import durations
 
-    return durations(Path("mutmut-stats.json"))
+        _GATE_DURATIONS.update(durations(Path("mutmut-stats.json")))
+    return _GATE_DURATIONS

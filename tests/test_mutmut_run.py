@@ -67,3 +67,46 @@ def test_a_test_the_session_did_not_collect_sends_the_mutant_the_ordinary_way(ru
     _session(runner, IDS)
     assert runner._ordered(MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"]) is None
     assert runner._ordered(MUTANT, []) is None
+
+
+def test_the_kill_history_comes_after_this_runs_killers_and_before_the_hooks_order(runner, tmp_path):
+    runner.KILLERS = tmp_path
+    _session(runner, IDS, hook_order=lambda items: None)
+    function = runner._function_of(MUTANT)
+    runner._session["history"] = {function: [IDS[7], IDS[3]], "lockstep.timing.other.x_f": [IDS[1]]}
+    runner._remember_killer(MUTANT, IDS[9])
+    order = [i.nodeid for i in runner._ordered(MUTANT, IDS)]
+    assert order[:3] == [IDS[9], IDS[7], IDS[3]]
+    assert order[3:] == [t for t in IDS if t not in (IDS[9], IDS[7], IDS[3])]
+
+
+def test_the_hooks_run_once_per_function_not_once_per_mutant(runner, tmp_path):
+    runner.KILLERS = tmp_path
+    calls = []
+    _session(runner, IDS, hook_order=lambda items: calls.append(len(items)))
+    for n in (1, 2, 3):
+        runner._ordered(MUTANT.replace("_7", f"_{n}"), IDS)
+    runner._ordered("lockstep.timing.invariants.kube.x_pdb_needs_replicas__mutmut_1", IDS)
+    assert calls == [len(IDS), len(IDS)]
+
+
+@given(history=st.dictionaries(st.from_regex(r"lockstep\.timing\.[a-z]+\.x_[a-z_]+", fullmatch=True),
+                               st.lists(st.sampled_from(IDS), unique=True, max_size=5), max_size=6))
+def test_the_kill_history_file_reads_back_what_was_written(runner, history):
+    assert runner.read_history(runner.write_history(history)) == {f: t for f, t in history.items() if t}
+
+
+def test_a_runs_history_puts_the_most_kills_first_and_keeps_functions_it_did_not_reach(runner, tmp_path):
+    (tmp_path / "lockstep.timing.a.x_f").write_text("\n".join([IDS[2], IDS[5], IDS[5], IDS[1], IDS[2], IDS[5]]) + "\n")
+    earlier = {"lockstep.timing.a.x_f": [IDS[0]], "lockstep.timing.b.x_g": [IDS[4]]}
+    assert runner.run_history(tmp_path, earlier) == {"lockstep.timing.a.x_f": [IDS[5], IDS[2], IDS[1]],
+                                                    "lockstep.timing.b.x_g": [IDS[4]]}
+
+
+def test_the_stats_runs_modules_are_every_item_once_largest_first(runner):
+    items = [SimpleNamespace(nodeid=f"tests/timing/test_{m}.py::t{i}") for m, n in (("a", 2), ("b", 5), ("c", 1))
+             for i in range(n)]
+    groups = runner._modules(items)
+    assert [len(g) for g in groups] == [5, 2, 1]
+    assert sorted(i.nodeid for g in groups for i in g) == sorted(i.nodeid for i in items)
+    assert all(len({i.nodeid.split("::")[0] for i in g}) == 1 for g in groups)
