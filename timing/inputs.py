@@ -188,6 +188,14 @@ class Map(dict):
     def lines(self) -> dict[Any, int]:
         return dict(zip(self, self.key_lines))
 
+    def key_line(self, key: Any, default: int) -> int:
+        """`self.lines.get(key, default)` without building the dict (locating a finding asks
+        this once per key of its path: 18,000 dicts on 4,000 documents)."""
+        for k, line in zip(self, self.key_lines):
+            if k == key:
+                return line
+        return default
+
 
 class Seq(list):
     __slots__ = ("line",)

@@ -152,7 +152,8 @@ def line_of(obj: Any, path: Iterable[Any]) -> int:
     node = obj
     for key in path:
         if isinstance(node, dict) and key in node:
-            line = getattr(node, "lines", {}).get(key, line)
+            if isinstance(node, Map):
+                line = node.key_line(key, line)
             node = node[key]
         elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
             line = getattr(node[key], "line", line)

@@ -1,0 +1,64 @@
+"""The audit's shortcuts answer what the long way answers, on every document of the corpus.
+
+Each shortcut exists for speed or memory on large inputs (bench/bench_audit.py); none may
+change a verdict, a line or a message, so each is held here against the plain computation it
+replaces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from lockstep.timing.audit import adapt
+from lockstep.timing.audit.reader import Doc, read_all
+from lockstep.timing.inputs import Map, Seq
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def corpus_docs() -> list[Doc]:
+    docs, _ = read_all([str(CORPUS)])
+    return docs
+
+
+DOCS = corpus_docs()
+
+
+def maps(node: Any) -> Iterator[Map]:
+    if isinstance(node, Map):
+        yield node
+        for value in node.values():
+            yield from maps(value)
+    elif isinstance(node, Seq):
+        for item in node:
+            yield from maps(item)
+
+
+def test_the_corpus_is_read_with_lines() -> None:
+    assert len(DOCS) > 100
+    assert all(isinstance(d.obj, Map) for d in DOCS)
+
+
+def test_a_key_line_is_the_line_the_key_dict_gives() -> None:
+    checked = 0
+    for doc in DOCS:
+        for m in maps(doc.obj):
+            lines = m.lines
+            for key in [*m, "no-such-key"]:
+                assert m.key_line(key, -7) == lines.get(key, -7)
+                checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if d.kind][:400], ids=lambda d: f"{d.file.split('corpus/')[-1]}#{d.index}")
+def test_a_resource_reads_its_name_namespace_and_place_as_its_object_says(doc: Doc) -> None:
+    r = adapt.kubernetes(doc)
+    meta = doc.obj.get("metadata") if isinstance(doc.obj.get("metadata"), dict) else {}
+    assert r.name == str(meta.get("name") or doc.obj.get("name") or "")
+    assert r.namespace == str(meta.get("namespace") or "default")
+    assert r.home == r.origin.locate(()) == (doc.file, doc.line)
+    assert r.line == (r.origin.line() or 1)
+    assert r.name is r.name and r.home is r.home  # worked out once
