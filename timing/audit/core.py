@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from lockstep.timing.audit import adapt, kustomize, shape
 from lockstep.timing.audit.locate import locate, needs_annotations
@@ -17,14 +17,14 @@ from lockstep.timing.findings import Finding
 from lockstep.timing.invariants import RULE_IDS
 
 
-@dataclass
+@dataclass(slots=True)  # one per finding: 20,000 on 1,000 workloads, no dict each
 class Located:
     finding: Finding
     file: str
     line: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Judged:
     """One subject (a workload behind one LB, a lone target group, a heartbeat, a Route 53
     health check) and its findings."""
@@ -59,9 +59,16 @@ def with_annotations(f: Finding) -> Finding:
     return replace(f, needs=needs_annotations(f.needs)) if f.needs else f
 
 
-def grouped(judgements: list[Judgement], linked: link.Linked) -> list[Judged]:
-    """The report's subjects in the linker's order, each with its located findings. Empties
-    `judgements`."""
+def _drained(items: list[Judgement]) -> Iterator[Judgement]:
+    """The list's items in order, each removed from it as it is taken."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
+def grouped(judgements: Iterable[Judgement], linked: link.Linked) -> list[Judged]:
+    """The report's subjects in the linker's order, each with its located findings. Consumes
+    `judgements` (a list is emptied)."""
     judged: dict[str, Judged] = {}
     for s in linked.subjects:
         notes = list(s.notes)
@@ -81,9 +88,7 @@ def grouped(judgements: list[Judgement], linked: link.Linked) -> list[Judged]:
         judged[key] = Judged(key, fo.check.origin.file, fo.check.line, "", [], [])
     # Consumed as they are placed: a judgement (and a finding that `with_annotations` replaces)
     # is freed at once, not held until the last is placed (the audit's peak memory is here).
-    judgements.reverse()
-    while judgements:
-        j = judgements.pop()
+    for j in _drained(judgements) if isinstance(judgements, list) else judgements:
         judged[j.group].findings.append(Located(with_annotations(j.finding), *locate(j)))
     return list(judged.values())
 
@@ -113,7 +118,7 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int], texts: Mappin
             resources = [adapt.kubernetes(d) for d in usable if d.kind]
         linked = link.link(resources, options)
         problems += [f"{r.where}: {r.ref}: {why}" for r, why in linked.unreadable]
-        judged = grouped(judge.judge(linked, ctx), linked)
+        judged = grouped(judge.judgements(linked, ctx), linked)  # placed as judged: never all held
         ignored = sum(adapt.ignored(d) for d in usable)
         notes = linked.notes + ([f"{ignored} documents of other kinds ignored"] if ignored else [])
     finally:
