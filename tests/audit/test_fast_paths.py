@@ -62,3 +62,45 @@ def test_a_resource_reads_its_name_namespace_and_place_as_its_object_says(doc: D
     assert r.home == r.origin.locate(()) == (doc.file, doc.line)
     assert r.line == (r.origin.line() or 1)
     assert r.name is r.name and r.home is r.home  # worked out once
+
+
+def lines_of(node: Any) -> Any:
+    """Every value of a read document with the lines it carries: mappings and lists by their
+    own line, each key by its line."""
+    if isinstance(node, Map):
+        return ("map", node.line, [(k, node.lines[k], lines_of(v)) for k, v in node.items()])
+    if isinstance(node, Seq):
+        return ("seq", node.line, [lines_of(v) for v in node])
+    return (type(node).__name__, node)
+
+
+TRICKY = [
+    "a: 1\nb: 2\nc: {x: 1, y: [1, 2]}\n",
+    "a:\n  b: 1\n\n  c: 2\n# comment\n  d:\n    - e: 1\n      f: 2\n    - {g: 3, h: 4}\n",
+    "k: |\n  text\n  more\nl: 2\nm: >\n  folded\n",
+    "{a: 1,\n b: 2,\n\n c: 3}\n",
+    "- a: 1\n  b: 2\n- c: 3\n---\nx: 1\n\ny: 2\n",
+    "a: 'multi\n  line'\nb: 1\n",
+    "? a\n: 1\n? b\n: 2\n",
+    "a: 1\n---\n---\nb: {}\n",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY + sorted({str(p) for p in CORPUS.rglob("*.yaml")}))
+def test_the_fast_reader_gives_the_values_and_lines_of_the_composing_one(text: str) -> None:
+    import yaml
+
+    from lockstep.timing.inputs import LineLoader, _documents, _fast_documents, _Unusual
+
+    if not text.endswith("\n"):  # a corpus file's path
+        text = Path(text).read_text(encoding="utf-8")
+    try:
+        fast = _fast_documents(text, LineLoader)
+    except _Unusual:
+        return  # (anchors, aliases, merges: only the composing reader reads them)
+    except yaml.YAMLError as err:
+        with pytest.raises(type(err)):
+            list(_documents(text, LineLoader))
+        return
+    slow = list(_documents(text, LineLoader))
+    assert [lines_of(d) for d in fast] == [lines_of(d) for d in slow]
