@@ -104,3 +104,79 @@ def test_the_fast_reader_gives_the_values_and_lines_of_the_composing_one(text: s
         return
     slow = list(_documents(text, LineLoader))
     assert [lines_of(d) for d in fast] == [lines_of(d) for d in slow]
+
+
+# ---- shape checks: the one-walk test of "nothing wrong" against the worded checks ----------
+def shaped_docs() -> list[Doc]:
+    from lockstep.timing.audit import shape
+
+    return [d for d in DOCS if d.kind in shape.SHAPES]
+
+
+def check_paths(doc: Doc) -> list[list[Any]]:
+    """Every field path a check of the document's kind names, with each list of mappings on
+    the way stepped into (every container, port, rule and path of the document)."""
+    from lockstep.timing.audit import shape
+
+    def expand(node: Any, keys: list[str], at: list[Any]) -> Iterator[list[Any]]:
+        if not keys:
+            yield at
+            return
+        yield at + [keys[0]] if len(keys) == 1 else at
+        if isinstance(node, dict) and isinstance(node.get(keys[0]), (dict, list)):
+            child = node[keys[0]]
+            if isinstance(child, list):
+                for i, item in enumerate(child):
+                    yield from expand(item, keys[1:], at + [keys[0], i])
+            else:
+                yield from expand(child, keys[1:], at + [keys[0]])
+
+    paths = [p for p, _, _ in shape.METADATA + shape.SHAPES[doc.kind]]
+    paths += [f"spec.template.spec.containers.{p}" for p, _, _ in shape.CONTAINER + shape.PROBE_CHECKS]
+    paths += [f"spec.ports.{p}" for p, _, _ in shape.SERVICE_PORT]
+    paths += [f"spec.rules.http.paths.{p}" for p in ("backend", *[f"backend.{b}" for b, _, _ in shape.BACKEND])]
+    paths += ["spec.rules.http", "spec.rules.http.paths"]
+    out = {tuple(p) for path in paths for p in expand(doc.obj, path.split("."), []) if p}
+    return [list(p) for p in sorted(out, key=str)]
+
+
+def with_value(obj: Any, path: list[Any], value: Any) -> Any:
+    import copy
+
+    out = copy.deepcopy(obj)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return out
+
+
+WRONG = ["text", 7, True, None, [1], {"k": 1}, [{"k": 1}], {"k": ["x"]}, 1.5]
+
+
+def test_nothing_wrong_is_what_the_worded_checks_find_on_every_corpus_document() -> None:
+    from lockstep.timing.audit import shape
+
+    docs = shaped_docs()
+    assert len(docs) > 100
+    for doc in docs:
+        assert shape.fine(doc.obj, doc.kind) == (shape.worded_problems(doc) == []), doc.where
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "Service", "Ingress", "PodDisruptionBudget", "Rollout", "DaemonSet",
+                                  "StatefulSet", "HorizontalPodAutoscaler", "TargetGroupBinding"])
+def test_any_field_of_a_wrong_type_is_found_by_both(kind: str) -> None:
+    from lockstep.timing.audit import shape
+
+    docs = [d for d in shaped_docs() if d.kind == kind][:3]
+    assert docs, kind
+    checked = 0
+    for doc in docs:
+        for path in check_paths(doc):
+            for wrong in WRONG:
+                obj = with_value(doc.obj, path, wrong)
+                bad = Doc(doc.file, doc.index, obj)
+                assert shape.fine(obj, kind) == (shape.worded_problems(bad) == []), (doc.where, path, wrong)
+                assert shape.doc_problems(bad) == shape.worded_problems(bad)
+                checked += 1
+    assert checked > 100
