@@ -18,6 +18,7 @@ from lockstep.timing.bind.link import Linked, Subject
 from lockstep.timing.bind.resource import Resource
 from lockstep.timing.context import Ctx, Scene
 from lockstep.timing.findings import Finding
+from lockstep.timing.frozen import quick_init
 from lockstep.timing.invariants import walk
 from lockstep.timing.invariants import nodes as nd
 from lockstep.timing.invariants.registry import RESOURCE_RULES
@@ -28,6 +29,7 @@ NODE_CHECKS = (nd.node_budget_covers_drain, nd.node_shutdown_drains_without_endp
 NODE_RULES = tuple(r for r in RESOURCE_RULES if any(c.scope == "stack" and c.body in NODE_CHECKS for c in r.checks))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Judgement:
     finding: Finding
