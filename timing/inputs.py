@@ -443,6 +443,7 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
     loader = loader_class(text)
     resolve, value, keep_lines = loader.resolve, loader.value, loader_class.keep_lines
     get_event = loader.get_event
+    new_map, new_seq = dict.__new__, list.__new__
     # Keys and short values repeat in every document (`metadata`, `name`, `app`, `Prefix`):
     # one shared object each instead of one per occurrence.
     strings: dict[str, str] = {}
@@ -488,7 +489,11 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
                     raise Refused(None, None, f"nested deeper than the limit of {MAX_DEPTH} levels",
                                   ev.start_mark)
                 if keep_lines:  # what `new_map` and `new_seq` make, without a node to read the line from
-                    item = Map(line=ev.start_mark.line + 1) if mapping else Seq(line=ev.start_mark.line + 1)
+                    # (`Map(line=n)` without the call of its `__init__`: 0.48 us against 0.12)
+                    item = new_map(Map) if mapping else new_seq(Seq)
+                    item.line = ev.start_mark.line + 1
+                    if mapping:
+                        item.key_lines = None
                 else:
                     item = {} if mapping else []
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
