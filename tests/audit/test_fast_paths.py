@@ -180,3 +180,20 @@ def test_any_field_of_a_wrong_type_is_found_by_both(kind: str) -> None:
                 assert shape.doc_problems(bad) == shape.worded_problems(bad)
                 checked += 1
     assert checked > 100
+
+
+# ---- the audit drops the terms' expression trees (for `lockstep fix` only) ------------------
+def test_the_audit_drops_expression_trees_and_nothing_else() -> None:
+    from lockstep.timing.audit.core import audit
+    from lockstep.timing.invariants import Ctx, parse_version
+
+    ctx = Ctx(5, parse_version("1.30"))
+    lean = audit([str(CORPUS)], ctx, {})
+    kept = audit([str(CORPUS)], ctx, {}, keep_links=True)
+    assert len(lean.findings) > 500
+    assert lean.findings == kept.findings  # (a term's expression is not compared)
+    assert [f.as_dict() for f in lean.findings] == [f.as_dict() for f in kept.findings]
+    assert [(j.key, [(x.file, x.line) for x in j.findings]) for j in lean.judged] == \
+        [(j.key, [(x.file, x.line) for x in j.findings]) for j in kept.judged]
+    assert all(t.expr is None for f in lean.findings for t in (f.left, f.right))
+    assert any(t.expr is not None for f in kept.findings for t in (f.left, f.right))  # audit --fix keeps them
