@@ -138,31 +138,17 @@ def annotation_origins(lb: LoadBalancer, kind: str, sources: list[Resource], fal
     origins: dict[str, tuple[Resource, tuple[Any, ...] | None]] = {}
     defaults: list[str] = []
     annotations = [(d, d.meta("annotations")) for d in sources]
-    for fld, key, names, attribute in _annotated_fields(kind, prefix):
-        # the first key (in the kind's order) of the first source that sets the field
-        found = next(((d, name) for name in names for d, ann in annotations
-                      if name in ann and attribute in str(ann[name])), None)
-        if found is not None:
-            origins[fld] = (found[0], (*ANN, found[1]))
+    for fld, keys in KINDS[kind].annotations.items():
+        key = keys[0]
+        found = [(d, prefix + k) for k in keys for d, ann in annotations
+                 if prefix + k in ann and ATTRIBUTES.get(fld, "") in str(ann[prefix + k])]
+        if found:
+            origins[fld] = (found[0][0], (*ANN, found[0][1]))
             continue
         origins[fld] = (fallback, None)
         if fld in REPORTED_DEFAULTS:
             defaults.append(f"{ATTRIBUTES.get(fld, key)} {value_of(lb, fld)}")
     return origins, sorted(set(defaults))
-
-
-_ANNOTATED: dict[tuple[str, str], list[tuple[str, str, tuple[str, ...], str]]] = {}
-
-
-def _annotated_fields(kind: str, prefix: str) -> list[tuple[str, str, tuple[str, ...], str]]:
-    """(field, its first annotation key, every annotation that may set it with `prefix`, the
-    attribute it must name when a stringMap sets it) for each field the kind's annotations
-    set: worked out once per kind, not for every load balancer."""
-    key = (kind, prefix)
-    if key not in _ANNOTATED:
-        _ANNOTATED[key] = [(fld, keys[0], tuple(prefix + k for k in keys), ATTRIBUTES.get(fld, ""))
-                           for fld, keys in KINDS[kind].annotations.items()]
-    return _ANNOTATED[key]
 
 
 def alb_sources(svc: Resource, workload: Resource, idx: Index, ctx: dict[str, Any],
