@@ -197,3 +197,28 @@ def test_the_audit_drops_expression_trees_and_nothing_else() -> None:
         [(j.key, [(x.file, x.line) for x in j.findings]) for j in kept.judged]
     assert all(t.expr is None for f in lean.findings for t in (f.left, f.right))
     assert any(t.expr is not None for f in kept.findings for t in (f.left, f.right))  # audit --fix keeps them
+
+
+# ---- nothing the audit builds waits for the cyclic collector --------------------------------
+def test_an_audit_leaves_no_reference_cycle_behind() -> None:
+    """Everything an audit builds is freed by reference counting once the result is dropped:
+    the audit hands a large batch to the collector's oldest generation, so a cycle in it would
+    stay until a full collection (a closure that called itself kept every document alive)."""
+    import gc
+
+    from lockstep.timing.audit.core import audit
+    from lockstep.timing.invariants import Ctx, parse_version
+
+    gc.collect()
+    gc.garbage.clear()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # whatever any collection finds unreachable is kept to look at
+    try:
+        result = audit([str(CORPUS)], Ctx(5, parse_version("1.30")), {})
+        assert result.judged
+        del result
+        gc.collect()
+        ours = [o for o in gc.garbage if type(o).__module__.startswith("lockstep") or isinstance(o, (Map, Seq))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert ours == []
