@@ -81,19 +81,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # The imports build some 25,000 tracked objects that live to the end (the model's classes,
-    # the rules): the collector, on, walks them again and again while they are built (of the
-    # whole run's 69 collections, 0.016 s, most are here). They go to its oldest generation at
-    # once instead (as `audit` does with what it builds).
-    gc.disable()
+    # The first import builds some 25,000 tracked objects that live to the end (the model's
+    # classes, the rules): the collector, on, walks them again and again while they are built
+    # (of the whole run's 69 collections, 0.016 s, most are here). They go to its oldest
+    # generation at once instead (as `audit` does with what it builds).
+    first = "lockstep.timing.audit.core" not in sys.modules
+    if first:
+        gc.disable()
     try:
         from lockstep.timing import limits as L
         from lockstep.timing.audit.core import audit
         from lockstep.timing.invariants import Ctx, parse_version
     finally:
-        gc.freeze()
-        gc.unfreeze()
-        gc.enable()
+        if first:
+            gc.freeze()
+            gc.unfreeze()
+            gc.enable()
 
     margin = L.MARGIN_DEFAULT if args.margin is None else args.margin
     version = parse_version(args.kubernetes_version) if args.kubernetes_version else (0, 0)
