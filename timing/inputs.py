@@ -212,6 +212,7 @@ class Seq(list):
 
 
 RESOLVED: dict[tuple[str, Any], str] = {}
+PLAIN_TAGS: dict[str, str] = {}  # the same for plain scalars, by their text (the event reader's)
 RESOLVED_CHARS, RESOLVED_MAX = 64, 50_000  # a bounded cache of short scalars' implicit tags
 
 
@@ -467,7 +468,14 @@ def _fast_documents(text: str, loader_class: type[PlainLoader]) -> list[Any]:
                 tag = ev.tag
                 if tag is None or tag == "!":
                     implicit = ev.implicit
-                    tag = RESOLVED.get((item, implicit)) or resolve(ScalarNode, item, implicit)
+                    if not implicit[0]:
+                        tag = STR  # quoted: what `resolve` gives a scalar no implicit resolver reads
+                    else:  # plain: its tag depends on its text alone (no path resolvers)
+                        tag = PLAIN_TAGS.get(item)
+                        if tag is None:
+                            tag = resolve(ScalarNode, item, implicit)
+                            if len(item) <= RESOLVED_CHARS and len(PLAIN_TAGS) < RESOLVED_MAX:
+                                PLAIN_TAGS[item] = tag
                 if tag == STR:
                     if len(item) <= RESOLVED_CHARS:  # one object per distinct short string
                         item = strings.setdefault(item, item)

@@ -83,6 +83,8 @@ TRICKY = [
     "a: 'multi\n  line'\nb: 1\n",
     "? a\n: 1\n? b\n: 2\n",
     "a: 1\n---\n---\nb: {}\n",
+    "a: '1'\nb: \"2\"\nc: 3\nd: yes\ne: 'yes'\nf: ~\ng: ''\nh: ! 12\ni: 1.5\nj: 0x1F\nk: 012\nl: 2026-12-06\n",
+    "- 1\n- '1'\n- null\n- \"null\"\n- true\n- True\n- .inf\n- '.inf'\n- !!str 5\n- 00\n",
 ]
 
 
