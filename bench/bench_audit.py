@@ -150,7 +150,7 @@ def generate(path: Path, workloads: int) -> None:
 
 # The children compile lockstep's modules once (the warm-up run) and reuse the bytecode, as an
 # installed package does (pip writes it at install time): with PYTHONDONTWRITEBYTECODE set, as
-# in some development shells, every run compiled ~60 modules again (~0.08 s of each audit).
+# in some development shells, every run compiled ~60 modules again (~0.07 s of each audit).
 # The bytecode goes under the bench's own temporary directory, never into the source tree (with
 # a prefix Python reads every module's bytecode there: both warm-up runs write it).
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
