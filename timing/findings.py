@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
+from lockstep.timing.frozen import quick_init
+
 if TYPE_CHECKING:
     from lockstep.timing.expr import Expr  # pragma: no mutate
 
@@ -22,6 +24,7 @@ NEGATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!=", "in": "not i
 PRETTY = {">=": "≥", ">": ">", "<=": "≤", "<": "<", "==": "=", "!=": "≠", "in": "in", "not in": "not in"}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Term:
     """One side of a relation: a name, its value, and where the value comes from."""
@@ -50,6 +53,7 @@ class Term:
         return f"{self.label} {shown} ({self.source})" if self.source != "" else f"{self.label} {shown}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Finding:
     id: str
@@ -121,6 +125,7 @@ def slack(left: int, relation: str, right: int, margin: int = 0) -> int:
 Outcome = Literal["ok", "broken", "skipped"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What a rule body returns: the relation it judged, both sides and the fix. A rule's

@@ -130,4 +130,5 @@ def locate(j: Judgement) -> tuple[str, int]:
     if j.owner.kind == "ConfigMap":
         file, line = j.owner.origin.locate(("data", CONFIGMAP_KEY))
         return file, line or j.owner.line
-    return j.owner.origin.locate(())[0], j.owner.line
+    file, line = j.owner.home
+    return file, line or 1  # (as `Resource.line`)

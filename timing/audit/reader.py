@@ -62,34 +62,37 @@ def documents(raw: Iterable[Any], name: str) -> list[Doc]:
     """Flatten `kind: List` (kubectl) and check each item is an object."""
     out: list[Doc] = []
     problems: list[str] = []
-
-    def add(item: Any, where: str) -> None:
-        if not isinstance(item, dict):
-            problems.append(f"{name}{where}: expected a mapping (a Kubernetes object or AWS JSON), "
-                            f"got {type(item).__name__}")
-            return
-        if item.get("kind") == "List" or (item.get("kind") is None and "items" in item
-                                          and "TargetGroups" not in item):
-            items = item.get("items")
-            if items is None:
-                return
-            if not isinstance(items, list):
-                problems.append(f"{name}:{getattr(item, 'line', 1)}: `items` of a List must be a list")
-                return
-            for child in items:
-                add(child, f":{getattr(child, 'line', getattr(items, 'line', 1))}")
-            return
-        out.append(Doc(name, len(out), item))
-
     for doc in raw:
         if isinstance(doc, list):  # a bare JSON array of objects
             for child in doc:
-                add(child, f":{getattr(child, 'line', getattr(doc, 'line', 1))}")
+                _add(child, f":{getattr(child, 'line', getattr(doc, 'line', 1))}", name, out, problems)
         else:
-            add(doc, f":{getattr(doc, 'line', 1)}")
+            _add(doc, f":{getattr(doc, 'line', 1)}", name, out, problems)
     if problems:
         raise ConfigError(problems)
     return out
+
+
+def _add(item: Any, where: str, name: str, out: list[Doc], problems: list[str]) -> None:
+    """One document (a List's items each), or the problem with it. (A function of its own, not
+    a closure: a closure that calls itself is a reference cycle, which kept every document
+    read alive until the cyclic collector ran.)"""
+    if not isinstance(item, dict):
+        problems.append(f"{name}{where}: expected a mapping (a Kubernetes object or AWS JSON), "
+                        f"got {type(item).__name__}")
+        return
+    if item.get("kind") == "List" or (item.get("kind") is None and "items" in item
+                                      and "TargetGroups" not in item):
+        items = item.get("items")
+        if items is None:
+            return
+        if not isinstance(items, list):
+            problems.append(f"{name}:{getattr(item, 'line', 1)}: `items` of a List must be a list")
+            return
+        for child in items:
+            _add(child, f":{getattr(child, 'line', getattr(items, 'line', 1))}", name, out, problems)
+        return
+    out.append(Doc(name, len(out), item))
 
 
 def expand(paths: Iterable[str]) -> list[str]:
@@ -152,7 +155,8 @@ def line_of(obj: Any, path: Iterable[Any]) -> int:
     node = obj
     for key in path:
         if isinstance(node, dict) and key in node:
-            line = getattr(node, "lines", {}).get(key, line)
+            if isinstance(node, Map):
+                line = node.key_line(key, line)
             node = node[key]
         elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
             line = getattr(node[key], "line", line)

@@ -35,8 +35,9 @@ def folded_skips(findings: list) -> str:
 
 
 def text_lines(audit: Audit, show_all: bool = False) -> Iterator[str]:
-    """The text report a line at a time (the CLI writes each as it comes: the report of a
-    4,000-document audit held whole, joined and encoded was three copies of 1.6 MB of text).
+    """The text report a line at a time (the CLI writes them a few hundred at a time as they
+    come: the report of a 4,000-document audit held whole, joined and encoded was three copies
+    of 1.6 MB of text).
     `show_all`: every finding in full, passing ones too."""
     for j in sorted(audit.judged, key=lambda j: (min([ORDER[x.finding.status] for x in j.findings] or [9]), j.key)):
         ranked = sorted(j.findings, key=lambda x: ORDER[x.finding.status])

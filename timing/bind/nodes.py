@@ -83,15 +83,34 @@ def containers(r: Resource) -> list[dict[str, Any]]:
     return [c for c in X.items(dig(r.obj, "spec", "template", "spec", "containers")) if isinstance(c, dict)]
 
 
-def image_is(container: dict[str, Any], *names: str) -> bool:
-    """The image's repository (registry, tag and digest left out) ends with one of `names`."""
+def repository(container: dict[str, Any]) -> str:
+    """The image's repository: registry, tag and digest left out."""
     image = str(container.get("image") or "").split("@")[0]
-    repo = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    return image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+
+
+def image_is(container: dict[str, Any], *names: str) -> bool:
+    """The image's repository ends with one of `names`."""
+    return repo_is(repository(container), names)
+
+
+def repo_is(repo: str, names: tuple[str, ...]) -> bool:
     return any(repo == n or repo.endswith("/" + n) for n in names)
 
 
-def controller(idx: Index, *names: str) -> list[tuple[Resource, dict[str, Any]]]:
-    return [(r, c) for kind in CONTROLLERS for r in idx.all(kind) for c in containers(r) if image_is(c, *names)]
+Images = list[tuple[Resource, dict[str, Any], str]]
+
+
+def images(idx: Index) -> Images:
+    """Every container of every Deployment and DaemonSet, with its image's repository (read
+    once for the three controllers looked for: each looked through 2,000 containers on 1,000
+    workloads)."""
+    return [(r, c, repository(c)) for kind in CONTROLLERS for r in idx.all(kind) for c in containers(r)]
+
+
+def controller(idx: Index | Images, *names: str) -> list[tuple[Resource, dict[str, Any]]]:
+    found = images(idx) if isinstance(idx, Index) else idx
+    return [(r, c) for r, c, repo in found if repo_is(repo, names)]
 
 
 def _kubelet_of_pools(pools: list[Resource], classes: dict[str, Resource], read: NodesRead
@@ -135,9 +154,10 @@ def read_nodes(idx: Index) -> NodesRead:
     classes = {c.name: c for c in idx.all("EC2NodeClass")}
     kubelet_docs = [k for k in idx.all("KubeletConfiguration")
                     if str(dig(k.obj, "apiVersion") or "").startswith(KUBELET_API)]
-    karpenter = controller(idx, "karpenter/controller", "karpenter")
-    autoscaler = controller(idx, "cluster-autoscaler")
-    handler = controller(idx, "aws-node-termination-handler")
+    containers_read = images(idx)
+    karpenter = controller(containers_read, "karpenter/controller", "karpenter")
+    autoscaler = controller(containers_read, "cluster-autoscaler")
+    handler = controller(containers_read, "aws-node-termination-handler")
     if not (pools or kubelet_docs or autoscaler or handler):
         return read
 
