@@ -73,6 +73,8 @@ def field_location(subject: Subject, field: str) -> tuple[Resource, tuple[Any, .
         return origin[0], origin[1] or ("metadata", "annotations")
     if head.startswith("path["):
         return subject.path_origins.get(field)
+    if field in subject.field_origins:  # set by another resource than the pod spec (an Istio gateway's drain)
+        return subject.field_origins[field]
     if head == "shutdown":
         if rest == "grace_s":
             return wl, (*POD, "terminationGracePeriodSeconds")

@@ -7,6 +7,7 @@ Controller decide it, for the audit and the policy pack alike.
     HorizontalPodAutoscaler ──(scaleTargetRef)──► workload        Namespace label / template ⇒ readiness gate
     pod template / Namespace ⇒ mesh proxy ◄── DestinationRule (Service host), istio mesh ConfigMap
     Ingress (ingress-nginx class) ──► its controller ──(--configmap)──► ConfigMap: the ingress hop
+    VirtualService (route host) ──(gateways)──► Gateway ──(selector)──► gateway workload: the Istio gateway hop
     heartbeat ConfigMap ──► its Deployment, the watched workloads Route 53 record ──► its health check
 
 Each workload becomes one `Subject` per load balancer in front of it (or one without). A
@@ -24,12 +25,14 @@ from lockstep.timing import extract as X
 from lockstep.timing.bind import lbs
 from lockstep.timing.bind.entry import entry_workload, unreached
 from lockstep.timing.bind.index import Index
+from lockstep.timing.bind.istio_gateway import gateway_path, own_drain
 from lockstep.timing.bind.lbs import LbSource
 from lockstep.timing.bind.mesh import Origins, mesh_path
 from lockstep.timing.bind.nginx import nginx_path, unexplained
 from lockstep.timing.bind.nodes import NodesRead, read_nodes
 from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known, pod_labels, selects_pods
 from lockstep.timing.context import Scene
+from lockstep.timing.extract import istio_gateway as G
 from lockstep.timing.extract import mesh as M
 from lockstep.timing.conventions import GATE_CONDITION, GATE_LABEL
 from lockstep.timing.heartbeat_config import CONFIGMAP_KEY
@@ -47,6 +50,7 @@ class Subject:
     notes: list[str] = field(default_factory=list)
     nodes: NodesRead | None = None  # the cluster's node disruption sources, shared by every subject
     path_origins: Origins = field(default_factory=dict)  # where each `path[i].*` number was written
+    field_origins: Origins = field(default_factory=dict)  # other fields a resource beside the workload set
 
     @property
     def key(self) -> str:
@@ -166,9 +170,13 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
     hpa = X.hpa(hpa_res.obj) if hpa_res else None
     selecting = [s for s in idx.candidates("Service", workload.namespace, pod_labels(workload))
                  if selects_pods(s, pod_labels(workload))]
-    hops = nginx_path(selecting, idx, ctx, notes) + mesh_path(workload, selecting, idx, notes, ctx["mesh_undecided"])
+    # An Istio gateway's own proxy is the gateway, not a sidecar in front of an app: it has no path
+    gateway = G.is_gateway(workload.obj)
+    hops = [] if gateway else ingress_path(selecting, idx, ctx, notes) + mesh_path(
+        workload, selecting, idx, notes, ctx["mesh_undecided"])
     path = tuple(h for h, _ in hops)  # outermost first: the ingress proxy, then the pod's own
     path_origins = {f"path[{i}].{f}": o for i, (_, og) in enumerate(hops) for f, o in og.items()}
+    drain, field_origins = own_drain(workload, idx, notes) if gateway else (None, {})
     out = []
     for src in sources or [None]:
         own = list(notes)
@@ -177,11 +185,35 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
         gate = readiness_gate(workload, idx, src, linked_to, own)
         svc = X.workload(workload.obj, lb=src.lb if src else None, pdb=pdb, hpa=hpa, readiness_gate=gate,
                          port_hint=service_port(workload, idx), path=path)
+        if gateway:
+            svc = gateway_shutdown(svc, drain)
         if src and src.defaults:
             own.append("defaults applied: " + ", ".join(src.defaults))
         ns = idx.namespaces.get(workload.namespace) if gate is not None else None
-        out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own, path_origins=path_origins))
+        out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own, path_origins=path_origins,
+                           field_origins={f"shutdown.{f}": o for f, o in field_origins.items()}))
     return out
+
+
+def ingress_path(selecting: list[Resource], idx: Index, ctx: dict[str, Any],
+                 notes: list[str]) -> list[tuple[dict[str, Any], Origins]]:
+    """The ingress proxy in front of the pods: ingress-nginx, else an Istio gateway. Both at
+    once are two paths side by side, which one list of hops cannot hold: ingress-nginx's is
+    judged, and a note says so."""
+    nginx = nginx_path(selecting, idx, ctx, notes)
+    istio = gateway_path(selecting, idx, ctx, notes)
+    if nginx and istio:
+        notes.append("an Istio gateway routes to these pods too: only the ingress-nginx path is judged")
+    return nginx or istio
+
+
+def gateway_shutdown(svc: Service, drain: int | None) -> Service:
+    """An Istio gateway pod as it stops: it keeps serving its preStop wait plus
+    terminationDrainDuration (`timing.bind.istio_gateway`), then its Envoy is killed with
+    nothing left to finish. Unknown either way: the drain stays unknown."""
+    wait = svc.shutdown.drain_s
+    total = None if wait is None or drain is None else wait + drain
+    return svc.model_copy(update={"shutdown": svc.shutdown.model_copy(update={"drain_s": total, "finish_s": 0})})
 
 
 def service_port(workload: Resource, idx: Index) -> int | None:

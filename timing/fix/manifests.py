@@ -107,6 +107,9 @@ def _plan(s: Subject, name: str, new: int, files: Mapping[str, File], ctx: Ctx) 
         if origin is None:
             return "no input states this load-balancer field", None
         res, path = origin
+    elif name in s.field_origins:  # an Istio gateway's drain: the pod's preStop wait + its ProxyConfig's
+        return (f"make the gateway serve {new}s after it is told to stop: its preStop wait plus ProxyConfig "
+                "terminationDrainDuration"), s.field_origins[name][0]
     else:
         where = field_location(s, name)
         if where is None:
