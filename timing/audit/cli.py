@@ -18,7 +18,8 @@ PATH: a file, a directory (recursive: *.yaml, *.yml, *.json) or - for stdin, e.g
   kubectl get ns,ingressclass,ingress,svc,deploy,sts,ds,pdb,hpa,targetgroupbindings -A -o yaml | lockstep audit -
   aws elbv2 describe-target-groups > tgs.json; lockstep audit manifests/ tgs.json
   kubectl kustomize overlays/prod | lockstep audit -   (a kustomize tree: audit what it builds)
-  with Argo Rollouts installed, add rollouts to the kubectl get list
+  with Argo Rollouts installed, add rollouts to the kubectl get list; with Istio, add
+  gateways.networking.istio.io,virtualservices,destinationrules and the istio ConfigMap (cm)
 App facts no manifest states come from workload annotations lockstep.dev/warmup-seconds,
 max-request-seconds, finish-seconds, max-recovery-seconds, keepalive-seconds, and
 drain-seconds (a preStop command that is not a sleep); a rule they

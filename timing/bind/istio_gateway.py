@@ -74,7 +74,8 @@ def _read_cluster(idx: Index, ctx: dict[str, Any]) -> None:
 def own_drain(workload: Resource, idx: Index, notes: list[str]) -> tuple[int | None, Origins]:
     """How long a gateway pod keeps serving after SIGTERM: ProxyConfig terminationDrainDuration
     (the pod's annotation, else the mesh-wide default, else Istio's), with where it was
-    written. None: pilot-agent waits for the connections to end instead (a note says so)."""
+    written (none: Istio's default). None: pilot-agent waits for the connections to end
+    instead (a note says so)."""
     annotations = dig(workload.obj, *POD_ANNOTATIONS) or {}
     mesh = mesh_config(idx)
     own = G.proxy_configs(annotations, None)[0]  # the pod's own errors are the workload's
@@ -92,7 +93,7 @@ def own_drain(workload: Resource, idx: Index, notes: list[str]) -> tuple[int | N
             return drain, {DRAIN: (mesh, ("data", M.ISTIO_MESH_CONFIG[2]))}
     notes.append(f"{workload.ref}: no ProxyConfig terminationDrainDuration in its {M.ISTIO_PROXY_CONFIG} annotation "
                  f"or the mesh-wide defaultConfig: Istio's default, {ISTIO_GATEWAY.defaults[DRAIN]}s, applies")
-    return ISTIO_GATEWAY.defaults[DRAIN], {DRAIN: (workload, POD_ANNOTATIONS)}
+    return ISTIO_GATEWAY.defaults[DRAIN], {}  # nothing states it: a hop reports it as the kind's default
 
 
 def _workloads_of(gateway: Resource, found: list[Resource], scoped: bool) -> list[Resource]:
@@ -144,7 +145,7 @@ def gateway_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
     if workloads:
         gateway = workloads[0]
         drain, where = read_from(gateway, lambda: own_drain(gateway, idx, []))
-        if drain is not None:
+        if where:
             hop[DRAIN] = drain
             origins.update(where)
     shortest = _timeout(routes, notes)

@@ -62,16 +62,22 @@ def is_istio(obj: Mapping[str, Any]) -> bool:
     return str(get(obj, "apiVersion")).startswith(ISTIO_GROUP)
 
 
+def image_name(container: Mapping[str, Any]) -> str:
+    """A container image's name without its registry, path, tag or digest
+    (`docker.io/istio/proxyv2:1.24.2` → `proxyv2`); "" when it states none."""
+    image = get(container, "image")
+    return re.split(r"[:@]", image.split("/")[-1])[0] if isinstance(image, str) else ""
+
+
 def _runs_router(container: Mapping[str, Any]) -> bool:
-    image = str(get(container, "image")).rsplit("/", 1)[-1]
-    return image.split(":")[0].split("@")[0] == PROXY_IMAGE and ROUTER in [str(a) for a in items(get(container, "args"))]
+    return image_name(container) == PROXY_IMAGE and ROUTER in [str(a) for a in items(get(container, "args"))]
 
 
 def is_gateway(workload: Mapping[str, Any]) -> bool:
     """Whether a workload's pods are an Istio gateway: the gateway injection template, or a
     `proxyv2` container running pilot-agent as a router."""
-    templates = str((get(workload, "spec", "template", "metadata", "annotations") or {}).get(TEMPLATES_ANNOTATION, ""))
-    if GATEWAY_TEMPLATE in [t.strip() for t in templates.split(",")]:
+    templates = (get(workload, "spec", "template", "metadata", "annotations") or {}).get(TEMPLATES_ANNOTATION)
+    if isinstance(templates, str) and GATEWAY_TEMPLATE in [t.strip() for t in templates.split(",")]:
         return True
     return any(_runs_router(c) for c in items(get(workload, "spec", "template", "spec", "containers")))
 
@@ -180,7 +186,7 @@ def scopes_to_namespace(workload: Mapping[str, Any]) -> bool | None:
     """Whether an istiod Deployment (its `pilot` container) scopes Gateways to their
     namespace; None: the workload is not istiod."""
     for c in items(get(workload, "spec", "template", "spec", "containers")):
-        if str(get(c, "image")).rsplit("/", 1)[-1].split(":")[0].split("@")[0] == PILOT_IMAGE:
+        if image_name(c) == PILOT_IMAGE:
             env = {str(get(e, "name")): get(e, "value") for e in items(get(c, "env"))}
             return str(env.get(SCOPE_TO_NAMESPACE)) in GO_TRUE
     return None
