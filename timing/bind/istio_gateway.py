@@ -38,10 +38,12 @@ from typing import Any
 
 from lockstep.timing.bind.index import Index
 from lockstep.timing.bind.mesh import Origins, destination_rule, read_from
+from lockstep.timing.bind.nginx import nginx_path
 from lockstep.timing.bind.resource import Resource, dig, pod_labels
 from lockstep.timing.extract import istio_gateway as G
 from lockstep.timing.extract import mesh as M
 from lockstep.timing.hopkinds import ISTIO_GATEWAY
+from lockstep.timing.model import Service
 
 POD_ANNOTATIONS = ("spec", "template", "metadata", "annotations")
 DRAIN = "drain_s"
@@ -162,3 +164,23 @@ def gateway_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
             origins["upstream_idle_s"] = (rule, ("spec", "trafficPolicy", "connectionPool", "http", "idleTimeout"))
     return [(hop, origins)]
 
+
+def ingress_path(selecting: list[Resource], idx: Index, ctx: dict[str, Any],
+                 notes: list[str]) -> list[tuple[dict[str, Any], Origins]]:
+    """The ingress proxy in front of the pods: ingress-nginx, else an Istio gateway. Both at
+    once are two paths side by side, which one list of hops cannot hold: ingress-nginx's is
+    judged, and a note says so."""
+    nginx = nginx_path(selecting, idx, ctx, notes)
+    istio = gateway_path(selecting, idx, ctx, notes)
+    if nginx and istio:
+        notes.append("an Istio gateway routes to these pods too: only the ingress-nginx path is judged")
+    return nginx or istio
+
+
+def gateway_shutdown(svc: Service, drain: int | None) -> Service:
+    """An Istio gateway pod as it stops: it keeps serving its preStop wait plus
+    terminationDrainDuration (`own_drain`), then its Envoy is killed with
+    nothing left to finish. Unknown either way: the drain stays unknown."""
+    wait = svc.shutdown.drain_s
+    total = None if wait is None or drain is None else wait + drain
+    return svc.model_copy(update={"shutdown": svc.shutdown.model_copy(update={"drain_s": total, "finish_s": 0})})

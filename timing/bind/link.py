@@ -25,10 +25,10 @@ from lockstep.timing import extract as X
 from lockstep.timing.bind import lbs
 from lockstep.timing.bind.entry import entry_workload, unreached
 from lockstep.timing.bind.index import Index
-from lockstep.timing.bind.istio_gateway import gateway_path, own_drain
+from lockstep.timing.bind.istio_gateway import gateway_shutdown, ingress_path, own_drain
 from lockstep.timing.bind.lbs import LbSource
 from lockstep.timing.bind.mesh import Origins, mesh_path
-from lockstep.timing.bind.nginx import nginx_path, unexplained
+from lockstep.timing.bind.nginx import unexplained
 from lockstep.timing.bind.nodes import NodesRead, read_nodes
 from lockstep.timing.bind.resource import OTHER_WORKLOADS, WORKLOADS, Resource, dig, known, pod_labels, selects_pods
 from lockstep.timing.context import Scene
@@ -193,27 +193,6 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
         out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own, path_origins=path_origins,
                            field_origins={f"shutdown.{f}": o for f, o in field_origins.items()}))
     return out
-
-
-def ingress_path(selecting: list[Resource], idx: Index, ctx: dict[str, Any],
-                 notes: list[str]) -> list[tuple[dict[str, Any], Origins]]:
-    """The ingress proxy in front of the pods: ingress-nginx, else an Istio gateway. Both at
-    once are two paths side by side, which one list of hops cannot hold: ingress-nginx's is
-    judged, and a note says so."""
-    nginx = nginx_path(selecting, idx, ctx, notes)
-    istio = gateway_path(selecting, idx, ctx, notes)
-    if nginx and istio:
-        notes.append("an Istio gateway routes to these pods too: only the ingress-nginx path is judged")
-    return nginx or istio
-
-
-def gateway_shutdown(svc: Service, drain: int | None) -> Service:
-    """An Istio gateway pod as it stops: it keeps serving its preStop wait plus
-    terminationDrainDuration (`timing.bind.istio_gateway`), then its Envoy is killed with
-    nothing left to finish. Unknown either way: the drain stays unknown."""
-    wait = svc.shutdown.drain_s
-    total = None if wait is None or drain is None else wait + drain
-    return svc.model_copy(update={"shutdown": svc.shutdown.model_copy(update={"drain_s": total, "finish_s": 0})})
 
 
 def service_port(workload: Resource, idx: Index) -> int | None:
