@@ -75,6 +75,7 @@ def test_a_virtual_service_binds_to_its_gateways_each_once_and_never_to_mesh() -
     assert G.gateway_refs(vs, "shop") == [("shop", "public"), ("istio-ingress", "edge")]
     assert G.gateway_refs({"spec": {"gateways": ["mesh"]}}, "shop") == []
     assert G.gateway_refs({"spec": {}}, "shop") == []  # no gateways: the sidecars only
+    assert G.gateway_refs({"spec": {"gateways": [7, None, "edge"]}}, "shop") == [("shop", "edge")]  # names only
 
 
 @pytest.mark.parametrize(("host", "resolved"), [
@@ -190,3 +191,10 @@ def test_a_gateway_selector_picks_pods_with_all_its_labels_and_none_picks_every_
     assert G.selects({"istio": "ingressgateway"}, labels) is False
     assert G.selects(None, labels) is True
     assert G.selects({}, {}) is True
+
+
+@pytest.mark.parametrize("selector", [["istio"], "istio=public"])
+def test_a_gateway_selector_that_is_no_label_map_is_an_error_naming_it(selector) -> None:
+    with pytest.raises(FieldError) as err:
+        G.selects(selector, {"istio": "public"})
+    assert str(err.value) == f"spec.selector: expected a map of labels, got {selector!r}"

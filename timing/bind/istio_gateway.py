@@ -100,7 +100,8 @@ def own_drain(workload: Resource, idx: Index, notes: list[str]) -> tuple[int | N
 
 def _workloads_of(gateway: Resource, found: list[Resource], scoped: bool) -> list[Resource]:
     selector = dig(gateway.obj, "spec", "selector")
-    return [w for w in found if G.selects(selector, pod_labels(w)) and (not scoped or w.namespace == gateway.namespace)]
+    return [w for w in found if read_from(gateway, lambda: G.selects(selector, pod_labels(w)))
+            and (not scoped or w.namespace == gateway.namespace)]
 
 
 def _timeout(routes: list[Route], notes: list[str]) -> tuple[int, Resource, int] | None:

@@ -108,7 +108,7 @@ def gateway_ref(name: str, namespace: str) -> tuple[str, str] | None:
 
 def gateway_refs(virtual_service: Mapping[str, Any], namespace: str) -> list[tuple[str, str]]:
     """The Gateways a VirtualService binds to (not the sidecars: `mesh`, or no `gateways`)."""
-    refs = [gateway_ref(str(g), namespace) for g in items(get(virtual_service, "spec", "gateways"))]
+    refs = [gateway_ref(g, namespace) for g in items(get(virtual_service, "spec", "gateways")) if isinstance(g, str)]
     return list(dict.fromkeys(r for r in refs if r is not None))
 
 
@@ -194,5 +194,7 @@ def scopes_to_namespace(workload: Mapping[str, Any]) -> bool | None:
 
 def selects(selector: Any, pod_labels: Mapping[str, Any]) -> bool:
     """A Gateway's `selector` (a plain label map) picks pods carrying all its labels; none,
-    or an empty one, picks every gateway workload."""
+    or an empty one, picks every gateway workload. Anything else: a `FieldError`."""
+    if selector is not None and not isinstance(selector, Mapping):
+        raise FieldError(f"spec.selector: expected a map of labels, got {selector!r}")
     return all(pod_labels.get(k) == v for k, v in (selector or {}).items())
