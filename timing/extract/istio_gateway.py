@@ -38,7 +38,7 @@ from typing import Any, Final
 import yaml
 
 from lockstep.timing.extract import mesh as M
-from lockstep.timing.extract.ingress_nginx import GO_TRUE  # istio's env.Register reads a bool as Go's ParseBool
+from lockstep.timing.extract.ingress_nginx import GO_TRUE  # istio pkg/env reads a bool env var with Go's ParseBool
 from lockstep.timing.extract.nodes import FieldError
 from lockstep.timing.extract.values import get, items
 
