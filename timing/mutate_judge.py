@@ -16,7 +16,7 @@ Findings are judged rule by rule on first use: bisecting a rule's boundary runs 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
@@ -39,6 +39,7 @@ _STACK_SCOPES = ("stack",)
 _HAS = {scopes: frozenset(i for i, r in enumerate(RULES) if any(c.scope in scopes for c in r.checks))
         for scopes in (_SERVICE_SCOPES, _STACK_SCOPES)}
 ALL_RULES = tuple(range(len(RULES)))
+SCENE_FIELDS = tuple(f.name for f in fields(Scene))
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,53 @@ def statuses(segments: Iterable[Segment], rules: Iterable[int] = ALL_RULES) -> S
     return out
 
 
+# ---- what each rule reads ------------------------------------------------------------------------
+# A rule is a function of what it reads: one that never read a piece of the scene, or a field
+# of a service, judges the same whatever that piece or field holds. The baseline notes, per
+# rule and segment, the scene's pieces and the service's fields it read, so a mutant re-runs
+# only the rules that read what it changed.
+_SEEN: dict[str, set[str]] = {"scene": set(), "service": set()}
+EVERYTHING = "*"  # a read of the whole object (its __dict__, a dump, a copy): no reuse
+
+
+class _ReadScene(Scene):
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        _SEEN["scene"].add(name)
+        return object.__getattribute__(self, name)
+
+
+@lru_cache(maxsize=None)
+def _reading(cls: type[Service]) -> type[Service]:
+    def __getattribute__(self: Service, name: str) -> Any:
+        _SEEN["service"].add(name)
+        return object.__getattribute__(self, name)
+
+    return type(f"Reading{cls.__name__}", (cls,), {"__getattribute__": __getattribute__, "__module__": __name__})
+
+
+def _read_set(seen: set[str]) -> frozenset[str]:
+    return frozenset({EVERYTHING} if any(n.startswith(("_", "model_")) for n in seen) else seen)
+
+
+def _rule_reads(own: Segment, part: Segment, ctx: Ctx) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+    """Per rule: the service's fields it read in either segment, and the pieces of the part's
+    scene it read (both judged again on copies that note their reads, and compared)."""
+    [svc] = own.scene.services
+    spy = _reading(type(svc)).model_construct(_fields_set=svc.model_fields_set, **svc.__dict__)
+    mine = Segment(own.key, Scene(services=(spy,)), ctx, False)
+    theirs = Segment(part.key, _ReadScene(*(getattr(part.scene, f) for f in SCENE_FIELDS)), ctx, True)
+    theirs.scene = replace(theirs.scene, services=(spy,))
+    service_reads, scene_reads = [], []
+    for i in ALL_RULES:
+        _SEEN["service"], _SEEN["scene"] = set(), set()
+        same = mine.rule(i) == own.rule(i) and theirs.rule(i) == part.rule(i)
+        service_reads.append(_read_set(_SEEN["service"]) if same else frozenset({EVERYTHING}))
+        scene_reads.append(_read_set(_SEEN["scene"]) if same else frozenset({EVERYTHING}))
+    return service_reads, scene_reads
+
+
 def stack_scene(stack: Stack) -> Scene:
     """The stack's own pieces (watchdog, heartbeat, failover, nodes) with no service."""
     return _watching(stack, set())
@@ -249,6 +297,18 @@ class Baseline:
         parts = [Segment(("stack", k), scene, self.ctx, True) for k, scene in enumerate(self.scenes)]
         self.separable = separable(stack, parts, self.ctx)
         self.parts = parts if self.separable else [Segment(("stack", None), Scene.of(stack), self.ctx, True)]
+        # per segment pair and rule, what the rule read of the service, and of the scene
+        self.service_reads: list[list[frozenset[str]]] = []
+        scene_reads: list[set[str]] = [set() for _ in ALL_RULES]
+        if self.separable:
+            for own, part in zip(self.own, self.parts):
+                of_service, of_scene = _rule_reads(own, part, self.ctx)
+                self.service_reads.append(of_service)
+                for read, more in zip(scene_reads, of_scene):
+                    read |= more
+        self.scene_reads = [frozenset(r) if self.separable else frozenset({EVERYTHING}) for r in scene_reads]
+        self.clean = not reference_errors(stack)  # a validated stack's references hold
+        self._refs = [self._references(svc) for svc in stack.services]
         self._error_counts = Counter(i for seg in self.segments for i in seg.error_ids())
         self.errors = tuple(sorted(self._error_counts))
         self.specs = tuple(stack_specs(stack))
@@ -263,6 +323,12 @@ class Baseline:
         if k is None:
             return self.segments
         return [self.own[k], self.parts[k] if self.separable else self.parts[0]]
+
+    def _references(self, svc: Service) -> list[str]:
+        """What the stack's validator says about `svc` alone, with what refers to it by name."""
+        return reference_errors(self.stack.model_copy(update={
+            "services": (svc,), "watchdog": None, "failover": None,
+            "heartbeat_specs": tuple(s for s in self.stack.heartbeat_specs if s.service == svc.name)}))
 
     @staticmethod
     def service_of(path: Path) -> int | None:
@@ -281,12 +347,23 @@ class Baseline:
         stack = self.stack.model_copy(update={"services": (*services[:k], svc, *services[k + 1:])})
         # What the stack's own validator checks across a service (e.g. a blue-green Rollout's
         # surge), which validating the service alone does not: as the whole stack would refuse it.
-        problems = reference_errors(stack)
-        if problems:
-            return ": " + "; ".join(problems)
-        part = (Segment(("stack", k), replace(self.scenes[k], services=(svc,)), self.ctx, True) if self.separable
-                else Segment(("stack", None), Scene.of(stack), self.ctx, True))
-        return Variant(stack, k, [Segment(("service", k), Scene(services=(svc,)), self.ctx, False), part])
+        # Only what it says about this service can have changed: the whole stack is checked
+        # again only when that did.
+        if not self.clean or self._references(svc) != self._refs[k]:
+            problems = reference_errors(stack)
+            if problems:
+                return ": " + "; ".join(problems)
+        own = Segment(("service", k), Scene(services=(svc,)), self.ctx, False)
+        if not self.separable:
+            return Variant(stack, k, [own, Segment(("stack", None), Scene.of(stack), self.ctx, True)])
+        part = Segment(("stack", k), replace(self.scenes[k], services=(svc,)), self.ctx, True)
+        for i in self._unread(self.service_reads[k], path[2]):  # type: ignore[arg-type]
+            own.found[i], part.found[i] = self.own[k].rule(i), self.parts[k].rule(i)
+        return Variant(stack, k, [own, part])
+
+    @staticmethod
+    def _unread(reads: list[frozenset[str]], name: str) -> list[int]:
+        return [i for i, read in enumerate(reads) if name not in read and EVERYTHING not in read]
 
     def _stack_variant(self, path: Path, value: int) -> Variant | str:
         # One field of the stack validated as the whole stack validates it: its type and
@@ -306,6 +383,10 @@ class Baseline:
             parts = [Segment(("stack", k), scene, ctx, True) for k, scene in enumerate(_scenes(stack))]
         else:
             parts = [Segment(("stack", None), Scene.of(stack), ctx, True)]
+        if ctx == self.ctx:  # a rule that read nothing of what changed judges as the baseline did
+            for i in self._unread(self.scene_reads, name):
+                for new, old in zip(parts, self.parts):
+                    new.found[i] = old.rule(i)
         return Variant(stack, None, [*own, *parts])
 
     def base_statuses(self, k: int | None) -> Statuses:
