@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from math import log
 from typing import Callable
 
 from lockstep.timing.sim.checkers import Checkers
@@ -87,16 +88,24 @@ class World(Lifecycle, Checkers):
             self.timeline.append((round(self.t, 2), text))
 
     def run(self, until: float) -> None:
-        heap, rng, rate = self.heap, self.rng, self.rate
-        nxt = self.t + rng.expovariate(rate) if rate > 0 else INF
+        heap, rate = self.heap, self.rate
+        random = self.rng.random
+        # an arrival's gap is `random.expovariate(rate)`, drawn here as it draws it
+        nxt = self.t - log(1.0 - random()) / rate if rate > 0 else INF
         while not self.stop_flag:
             t_ev = heap[0][0] if heap else INF
             if nxt <= t_ev:
                 if nxt > until:
                     break
                 self.t = nxt
+                if self.dirty:
+                    self.cands = self._candidates()
+                    self.dirty = False
+                if self._sure(nxt):
+                    nxt = self._served(nxt, t_ev if t_ev < until else until, rate)
+                    continue
                 self.request(nxt)
-                nxt += rng.expovariate(rate)
+                nxt -= log(1.0 - random()) / rate
                 if self.fast and self.c.lost:
                     self.stop_flag = self.halted = True
             else:
@@ -108,6 +117,59 @@ class World(Lifecycle, Checkers):
                 if self.fast and self.c.harmful:
                     self.stop_flag = self.halted = True
         self.t = max(self.t, until) if not self.stop_flag else self.t
+
+    def _sure(self, t: float) -> bool:
+        """Whether no request arriving from `t` until the next event can be lost: every candidate
+        listens (it stays so until an event changes it), nothing in front refuses, no keep-alive
+        race, no hop in front gives up before the longest request, and losses count."""
+        if self.front_down is not None or self.race or t < self.losses_from:
+            return False
+        wait = self.wait
+        if wait is not None and wait[1] < max(self.max_req, 0.01):
+            return False
+        if not self.cands:
+            return self.mode == "none"  # a consumer's queue just waits for a consumer
+        if self.mode == "pods":
+            return all(g.pod.listening(t) for g in self.cands)
+        return all(p.listening(t) for p in self.cands)
+
+    def _served(self, t: float, bound: float, rate: float) -> float:
+        """Every request from `t` (the next arrival) up to `bound` (the next event, or the end of
+        this run) when none can be lost (`_sure`): each goes to the next candidate in turn and is
+        in flight until its end, exactly as `request` serves it, drawing the same numbers. One
+        that ends by `bound` is not kept: everything that looks at what a pod has in flight
+        looks from `bound` on, for the ends after it. Returns the next arrival after `bound`."""
+        random, c = self.rng.random, self.c
+        cands = self.cands
+        n = len(cands)
+        pods = [g.pod for g in cands] if self.mode == "pods" else cands
+        rr = self.rr
+        longest = self.max_req
+        short_span = min(1.0, longest) - 0.01
+        long_share, slow_share = LONG_SHARE, LONG_SHARE + SLOW_SHARE
+        served = 0
+        last = t
+        while t <= bound:
+            # `_duration`'s draws, in its arithmetic (`random.uniform(a, b)` is a + (b - a) * random())
+            u = random()
+            if u < long_share:
+                dur = longest
+            elif u < slow_share:
+                dur = 0 + (longest - 0) * random()
+            else:
+                dur = 0.01 + short_span * random()
+            served += 1
+            if n:
+                rr = (rr + 1) % n
+                end = t + dur
+                if end > bound:
+                    pods[rr].inflight.append(end)
+            last = t
+            t -= log(1.0 - random()) / rate
+        c.requests += served
+        self.rr = rr
+        self.t = last
+        return t
 
     def changed(self) -> None:
         """Readiness, availability or membership changed: let the controllers look (once)."""
