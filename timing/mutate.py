@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from lockstep.timing.model import Stack
 from lockstep.timing.mutate_judge import (Baseline, Mutant, Path, Variants, boundaries, build,
                                           candidates, field_range, numbers, with_value)
+from lockstep.timing.mutate_sim import SimCache
 from lockstep.timing.sim.spec import ServiceSpec
-from lockstep.timing.simulate import DEFAULT_SCENARIOS, simulate_specs
+from lockstep.timing.simulate import DEFAULT_SCENARIOS
 
 __all__ = ["Baseline", "CATEGORIES", "MutationReport", "Mutant", "SimCache", "Verdict", "boundaries", "build",
            "candidates", "default_jobs", "field_range", "judge", "mutate_stack", "numbers", "with_value"]
@@ -76,34 +77,6 @@ class MutationReport:
 
 
 # ---- judging -----------------------------------------------------------------------------------
-class SimCache:
-    """Simulation verdicts per service spec: a mutant re-simulates only what it changed."""
-
-    def __init__(self, phases: int, seed: int, rate: float,
-                 scenarios: tuple[str, ...] = DEFAULT_SCENARIOS) -> None:
-        self.phases, self.seed, self.rate, self.scenarios = phases, seed, rate, scenarios
-        self.memo: dict[ServiceSpec, tuple[str, ...]] = {}
-
-    def harm(self, spec: ServiceSpec) -> tuple[str, ...]:
-        if spec not in self.memo:
-            found = []
-            for r in simulate_specs([spec], phases=self.phases, seed=self.seed, rate=self.rate,
-                                    scenarios=self.scenarios, fast=True):
-                c = r.counts
-                if not c.harmful:
-                    continue
-                # Each run stops at its first harm (a verdict, not a count): name the kinds.
-                kinds = [label for n, label in (
-                    (c.lost, "requests lost"), (c.false_blocks, "false heartbeat block"),
-                    (c.premature_unblocks, "early unblock"),
-                    (c.watchdog_actions, "watchdog action"), (c.deploy_failed, "deploy failed"),
-                    (c.zero_capacity, "no pod available")) if n]
-                found.append(f"{spec.name} {r.scenario}: {', '.join(kinds)} "
-                             f"({r.harmful_phases}/{r.phases} phases)")
-            self.memo[spec] = tuple(found)
-        return self.memo[spec]
-
-
 def judge(base: Baseline, mutant: Mutant, sims: SimCache, variants: Variants | None = None) -> Verdict:
     v = (variants or Variants(base, mutant.path))(mutant.value)
     if isinstance(v, str):
@@ -127,7 +100,7 @@ class Run:
     def __init__(self, stack: Stack, phases: int, seed: int, rate: float,
                  scenarios: tuple[str, ...] = DEFAULT_SCENARIOS) -> None:
         self.base = Baseline(stack)
-        self.sims = SimCache(phases, seed, rate, scenarios)
+        self.sims = SimCache(phases, seed, rate, scenarios, self.base.specs)
 
     def number(self, task: tuple[Path, int]) -> list[Verdict]:
         """Every wrong value of one number, judged."""

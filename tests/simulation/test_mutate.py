@@ -4,7 +4,7 @@ the baseline a mutant is judged against, and the parallel run."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -202,6 +202,41 @@ def test_a_stack_check_that_compares_services_makes_every_mutant_judge_the_whole
     v = base.variant(DRAIN, 5)
     assert base.error_rules(v) == ("drain-covers-lb-detection",)
     assert [f.id for seg in v.segments for f in seg.all() if f.id == "services-counted"] == ["services-counted"]
+
+
+SIMULATED = [p for p in PATHS if p[0] in ("services", "nodes", "watchdog", "heartbeat_specs")]
+
+
+@settings(max_examples=12)
+@given(path=st.sampled_from(SIMULATED), value=st.integers(0, 4000))
+@example(path=("nodes", "karpenter", 0, "termination_grace_period_s"), value=100)  # every spec's node budget
+@example(path=("services", 3, "argo", "scale_down_delay_s"), value=0)  # the rollout reads it, nothing else
+def test_a_verdict_reused_from_the_unmutated_spec_is_what_simulating_the_mutant_gives(path, value):
+    v = BASE.variant(path, value)
+    assume(not isinstance(v, str))
+    reusing = SimCache(phases=1, seed=0, rate=10, baseline=BASE.specs)
+    for spec in BASE.changed_specs(v):
+        assert reusing.harm(spec) == SimCache(phases=1, seed=0, rate=10).harm(spec)
+
+
+def test_a_mutant_is_simulated_only_in_the_scenarios_that_read_what_it_changed():
+    sims = SimCache(phases=1, seed=0, rate=10, baseline=BASE.specs)
+    for spec in BASE.specs:
+        sims.harm(spec)
+    ran = sims.runs
+    # the node budget: only a pod replaced by a node drain is given it
+    changed = BASE.changed_specs(BASE.variant(("nodes", "karpenter", 0, "termination_grace_period_s"), 100))
+    assert len(changed) > 1
+    for spec in changed:
+        sims.harm(spec)
+    assert sims.runs - ran == sum(1 for s in changed if s.node_budget != BASE.specs[[b.name for b in BASE.specs].index(s.name)].node_budget)
+    # the kubelet's shutdown grace: read by no default scenario at all (only by node-shutdown)
+    ran = sims.runs
+    changed = BASE.changed_specs(BASE.variant(("nodes", "kubelet", "shutdown_grace_period_s"), 600))
+    assert changed
+    for spec in changed:
+        sims.harm(spec)
+    assert sims.runs == ran
 
 
 def test_a_run_in_two_worker_processes_reports_exactly_what_one_process_does():
