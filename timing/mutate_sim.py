@@ -2,15 +2,19 @@
 only what the mutant can have changed.
 
 A scenario's run is a function of its seed and of what it reads of the spec (the simulation
-is deterministic, and reads its numbers nowhere else). The unmutated spec of each service is
-run once on a copy that notes which of its fields each scenario reads; a mutant that leaves
-all of those fields as they were gets that scenario's verdict without running it. Every other
-(spec, scenario) is run once and remembered.
+is deterministic, and reads its numbers nowhere else). Every service is simulated under one
+name (`SAME_NAME`), so its runs are seeded by the seed, the scenario and the phase alone: a
+verdict is a function of the service's numbers, and services with the same numbers (a stack
+of copies) share their runs; the verdict is then told under the service's own name.
+
+The unmutated spec of each service is run once on a copy that notes which of its fields each
+scenario reads; a mutant that leaves all of those fields as they were gets that scenario's
+verdict without running it. Every other (spec, scenario) is run once and remembered.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any, Iterable
 
 from lockstep.timing.sim.spec import ServiceSpec
@@ -19,6 +23,7 @@ from lockstep.timing.simulate import DEFAULT_SCENARIOS, ScenarioReport, simulate
 _READ: set[str] = set()
 _FIELDS = tuple(f.name for f in fields(ServiceSpec))
 EVERYTHING = "*"  # a read that bypasses the fields (a copy, a comparison): no reuse
+SAME_NAME = "service"  # every spec is simulated under it: its numbers alone decide its verdict
 
 
 class _ReadSpec(ServiceSpec):
@@ -49,7 +54,7 @@ class SimCache:
     def __init__(self, phases: int, seed: int, rate: float,
                  scenarios: tuple[str, ...] = DEFAULT_SCENARIOS, baseline: Iterable[ServiceSpec] = ()) -> None:
         self.phases, self.seed, self.rate, self.scenarios = phases, seed, rate, scenarios
-        self.base = {s.name: s for s in baseline}
+        self.base = {s.name: replace(s, name=SAME_NAME) for s in baseline}
         self.memo: dict[tuple[ServiceSpec, str], str | None] = {}  # harm (None: none) per spec and scenario
         self.reads: dict[tuple[ServiceSpec, str], frozenset[str]] = {}
         self.runs = 0  # scenarios simulated (the rest reused)
@@ -57,35 +62,37 @@ class SimCache:
     def harm(self, spec: ServiceSpec) -> tuple[str, ...]:
         """What the simulation saw go wrong, per scenario (nothing: harmless)."""
         found = []
+        unnamed, base = replace(spec, name=SAME_NAME), self.base.get(spec.name)
         for scenario in self.scenarios:
-            text = self._verdict(spec, scenario)
+            text = self._verdict(unnamed, base, scenario)
             if text is not None:
                 found.append(f"{spec.name} {scenario}: {text}")
         return tuple(found)
 
-    def _verdict(self, spec: ServiceSpec, scenario: str) -> str | None:
+    def _verdict(self, spec: ServiceSpec, base: ServiceSpec | None, scenario: str) -> str | None:
         key = (spec, scenario)
         if key in self.memo:
             return self.memo[key]
-        base = self.base.get(spec.name)
-        if base is not None and base != spec:
-            if (base, scenario) not in self.reads:
-                self._verdict(base, scenario)
-            read = self.reads[(base, scenario)]
-            if EVERYTHING not in read and all(getattr(spec, f) == getattr(base, f) for f in read):
+        if base is not None:
+            read = self._noted(base, scenario)
+            if spec == base or (EVERYTHING not in read and all(getattr(spec, f) == getattr(base, f) for f in read)):
                 self.memo[key] = self.memo[(base, scenario)]
                 return self.memo[key]
-        noted = base is not None and base == spec
-        if noted:
+        self.memo[key] = self._run(spec, scenario)
+        return self.memo[key]
+
+    def _noted(self, base: ServiceSpec, scenario: str) -> frozenset[str]:
+        """The fields of an unmutated spec `scenario` reads (its verdict remembered too)."""
+        key = (base, scenario)
+        if key not in self.reads:
             _READ.clear()
-            spec = _ReadSpec(*(getattr(spec, f) for f in _FIELDS))
+            self.memo[key] = self._run(_ReadSpec(*(getattr(base, f) for f in _FIELDS)), scenario)
+            seen = set(_READ)
+            self.reads[key] = frozenset({EVERYTHING} if any(n.startswith("_") for n in seen) else seen & set(_FIELDS))
+        return self.reads[key]
+
+    def _run(self, spec: ServiceSpec, scenario: str) -> str | None:
         self.runs += 1
         found = simulate_specs([spec], phases=self.phases, seed=self.seed, rate=self.rate,
                                scenarios=(scenario,), fast=True)
-        text = next((_text(r) for r in found if r.counts.harmful), None)
-        if noted:
-            seen = set(_READ)
-            self.reads[key] = frozenset({EVERYTHING} if any(n.startswith("_") for n in seen)
-                                        else seen & set(_FIELDS))
-        self.memo[key] = text
-        return text
+        return next((_text(r) for r in found if r.counts.harmful), None)

@@ -239,6 +239,19 @@ def test_a_mutant_is_simulated_only_in_the_scenarios_that_read_what_it_changed()
     assert sims.runs == ran
 
 
+def test_services_with_the_same_numbers_share_their_runs_and_keep_their_names():
+    from dataclasses import replace
+
+    sims = SimCache(phases=1, seed=0, rate=10)
+    [harmful] = BASE.changed_specs(BASE.variant(DRAIN, 5))
+    mine = sims.harm(harmful)
+    ran = sims.runs
+    theirs = sims.harm(replace(harmful, name="api-copy"))
+    assert sims.runs == ran  # nothing simulated again
+    assert mine and [h.replace("api-copy ", "api ", 1) for h in theirs] == list(mine)
+    assert all(h.startswith("api-copy ") for h in theirs)
+
+
 def test_a_run_in_two_worker_processes_reports_exactly_what_one_process_does():
     serial = mutate_stack(EXAMPLE, phases=1, jobs=1)
     parallel = mutate_stack(EXAMPLE, phases=1, jobs=2)
