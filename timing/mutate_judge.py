@@ -177,12 +177,13 @@ def statuses(segments: Iterable[Segment], rules: Iterable[int] = ALL_RULES) -> S
 
 
 # ---- what each rule reads ------------------------------------------------------------------------
-# A rule is a function of what it reads: one that never read a piece of the scene, or a field
-# of a service, judges the same whatever that piece or field holds. The baseline notes, per
-# rule and segment, the scene's pieces and the service's fields it read, so a mutant re-runs
-# only the rules that read what it changed.
-_SEEN: dict[str, set[str]] = {"scene": set(), "service": set()}
+# A rule is a function of what it reads: one that never read a piece of the scene, a field of
+# a service, or the margin, judges the same whatever that piece, field or margin holds. The
+# baseline notes, per rule and segment, what it read, so a mutant re-runs only the rules that
+# read what it changed.
+_SEEN: dict[str, set[str]] = {"scene": set(), "service": set(), "ctx": set()}
 EVERYTHING = "*"  # a read of the whole object (its __dict__, a dump, a copy): no reuse
+NOTHING: frozenset[str] = frozenset()
 
 
 class _ReadScene(Scene):
@@ -190,6 +191,14 @@ class _ReadScene(Scene):
 
     def __getattribute__(self, name: str) -> Any:
         _SEEN["scene"].add(name)
+        return object.__getattribute__(self, name)
+
+
+class _ReadCtx(Ctx):
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        _SEEN["ctx"].add(name)
         return object.__getattribute__(self, name)
 
 
@@ -202,25 +211,49 @@ def _reading(cls: type[Service]) -> type[Service]:
     return type(f"Reading{cls.__name__}", (cls,), {"__getattribute__": __getattribute__, "__module__": __name__})
 
 
+@dataclass(frozen=True)
+class Reads:
+    """What one rule read in one or more segments."""
+
+    scene: frozenset[str] = NOTHING
+    service: frozenset[str] = NOTHING
+    ctx: frozenset[str] = NOTHING
+
+    def __or__(self, other: Reads) -> Reads:
+        return Reads(self.scene | other.scene, self.service | other.service, self.ctx | other.ctx)
+
+    def of(self, what: str, name: str) -> bool:
+        read = getattr(self, what)
+        return name in read or EVERYTHING in read
+
+
+_ANY = Reads(frozenset({EVERYTHING}), frozenset({EVERYTHING}), frozenset({EVERYTHING}))
+
+
 def _read_set(seen: set[str]) -> frozenset[str]:
     return frozenset({EVERYTHING} if any(n.startswith(("_", "model_")) for n in seen) else seen)
 
 
-def _rule_reads(own: Segment, part: Segment, ctx: Ctx) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
-    """Per rule: the service's fields it read in either segment, and the pieces of the part's
-    scene it read (both judged again on copies that note their reads, and compared)."""
-    [svc] = own.scene.services
-    spy = _reading(type(svc)).model_construct(_fields_set=svc.model_fields_set, **svc.__dict__)
-    mine = Segment(own.key, Scene(services=(spy,)), ctx, False)
-    theirs = Segment(part.key, _ReadScene(*(getattr(part.scene, f) for f in SCENE_FIELDS)), ctx, True)
-    theirs.scene = replace(theirs.scene, services=(spy,))
-    service_reads, scene_reads = [], []
+def _noting(seg: Segment, ctx: Ctx) -> Segment:
+    """A copy of a segment whose scene, services and context note what is read."""
+    scene = seg.scene
+    spies = tuple(_reading(type(s)).model_construct(_fields_set=s.model_fields_set, **s.__dict__)
+                  for s in scene.services)
+    noted = _ReadScene(*(spies if f == "services" else getattr(scene, f) for f in SCENE_FIELDS))
+    return Segment(seg.key, noted, _ReadCtx(ctx.margin_s, ctx.kubernetes_version), seg.scopes == _STACK_SCOPES)
+
+
+def rule_reads(segments: list[Segment], ctx: Ctx) -> list[Reads]:
+    """Per rule, what it read in any of `segments` (each judged again on a copy that notes its
+    reads; a rule judged differently there is taken to read everything)."""
+    copies = [_noting(seg, ctx) for seg in segments]
+    out = []
     for i in ALL_RULES:
-        _SEEN["service"], _SEEN["scene"] = set(), set()
-        same = mine.rule(i) == own.rule(i) and theirs.rule(i) == part.rule(i)
-        service_reads.append(_read_set(_SEEN["service"]) if same else frozenset({EVERYTHING}))
-        scene_reads.append(_read_set(_SEEN["scene"]) if same else frozenset({EVERYTHING}))
-    return service_reads, scene_reads
+        for what in _SEEN:
+            _SEEN[what] = set()
+        same = all(c.rule(i) == seg.rule(i) for c, seg in zip(copies, segments))
+        out.append(Reads(*(_read_set(_SEEN[w]) for w in ("scene", "service", "ctx"))) if same else _ANY)
+    return out
 
 
 def stack_scene(stack: Stack) -> Scene:
@@ -253,17 +286,17 @@ def _scenes(stack: Stack) -> list[Scene]:
     return out
 
 
-def separable(stack: Stack, parts: list[Segment], ctx: Ctx) -> bool:
+def separable(whole: Segment, parts: list[Segment], bare: Scene) -> bool:
     """Whether the per-service stack segments add up to the whole stack's stack-scope findings:
-    each holds the findings of the stack's own pieces once, and its service's."""
-    whole = Counter(Segment(None, Scene.of(stack), ctx, True).all())
-    bare = Counter(Segment(None, stack_scene(stack), ctx, True).all())
+    each holds the findings of the stack's own pieces (`bare`) once, and its service's."""
+    expected = Counter(whole.all())
+    own = Counter(Segment(None, bare, whole.ctx, True).all())
     summed: Counter[Finding] = Counter()
     for seg in parts:
         summed.update(seg.all())
     for _ in range(len(parts) - 1):
-        whole.update(bare)
-    return summed == whole
+        expected.update(own)
+    return summed == expected
 
 
 @dataclass
@@ -283,8 +316,8 @@ class Baseline:
     other service's findings and spec stay the baseline's. References between a stack's parts
     are names, never numbers, so a mutated service is validated alone and put in the place of
     the original. A stack-level number (margin, watchdog, heartbeat, failover, nodes) is
-    validated as that field of the stack and re-judges every stack-scope segment (and, for the
-    margin, every service's).
+    validated as that field of the stack and judged on the whole stack's stack-scope findings
+    (and, for the margin, every service's own), re-running the rules that read it.
     """
 
     def __init__(self, stack: Stack) -> None:
@@ -295,18 +328,15 @@ class Baseline:
                     for k, svc in enumerate(stack.services)]
         self.scenes = _scenes(stack)
         parts = [Segment(("stack", k), scene, self.ctx, True) for k, scene in enumerate(self.scenes)]
-        self.separable = separable(stack, parts, self.ctx)
-        self.parts = parts if self.separable else [Segment(("stack", None), Scene.of(stack), self.ctx, True)]
-        # per segment pair and rule, what the rule read of the service, and of the scene
-        self.service_reads: list[list[frozenset[str]]] = []
-        scene_reads: list[set[str]] = [set() for _ in ALL_RULES]
-        if self.separable:
-            for own, part in zip(self.own, self.parts):
-                of_service, of_scene = _rule_reads(own, part, self.ctx)
-                self.service_reads.append(of_service)
-                for read, more in zip(scene_reads, of_scene):
-                    read |= more
-        self.scene_reads = [frozenset(r) if self.separable else frozenset({EVERYTHING}) for r in scene_reads]
+        # the stack-scope findings of the whole stack: a stack-level number is judged on them
+        self.whole = Segment(("stack", None), Scene.of(stack), self.ctx, True)
+        self.separable = separable(self.whole, parts, stack_scene(stack))
+        self.parts = parts if self.separable else [self.whole]
+        # what each rule read: per service of its own two segments, and of the whole stack's
+        self.reads = [rule_reads([own, part], self.ctx) for own, part in zip(self.own, self.parts)] \
+            if self.separable else []
+        self.own_reads = self.reads or [rule_reads([own], self.ctx) for own in self.own]
+        self.whole_reads = rule_reads([self.whole], self.ctx)
         self.clean = not reference_errors(stack)  # a validated stack's references hold
         self._refs = [self._references(svc) for svc in stack.services]
         self._error_counts = Counter(i for seg in self.segments for i in seg.error_ids())
@@ -321,8 +351,8 @@ class Baseline:
     def reach(self, k: int | None) -> list[Segment]:
         """The baseline's segments a mutant of service `k` (None: a stack-level number) is judged on."""
         if k is None:
-            return self.segments
-        return [self.own[k], self.parts[k] if self.separable else self.parts[0]]
+            return [*self.own, self.whole]
+        return [self.own[k], self.parts[k] if self.separable else self.whole]
 
     def _references(self, svc: Service) -> list[str]:
         """What the stack's validator says about `svc` alone, with what refers to it by name."""
@@ -357,13 +387,10 @@ class Baseline:
         if not self.separable:
             return Variant(stack, k, [own, Segment(("stack", None), Scene.of(stack), self.ctx, True)])
         part = Segment(("stack", k), replace(self.scenes[k], services=(svc,)), self.ctx, True)
-        for i in self._unread(self.service_reads[k], path[2]):  # type: ignore[arg-type]
-            own.found[i], part.found[i] = self.own[k].rule(i), self.parts[k].rule(i)
+        for i, read in enumerate(self.reads[k]):
+            if not read.of("service", path[2]):  # type: ignore[arg-type]
+                own.found[i], part.found[i] = self.own[k].rule(i), self.parts[k].rule(i)
         return Variant(stack, k, [own, part])
-
-    @staticmethod
-    def _unread(reads: list[frozenset[str]], name: str) -> list[int]:
-        return [i for i, read in enumerate(reads) if name not in read and EVERYTHING not in read]
 
     def _stack_variant(self, path: Path, value: int) -> Variant | str:
         # One field of the stack validated as the whole stack validates it: its type and
@@ -377,17 +404,24 @@ class Baseline:
         except ValidationError as err:  # its own constraints, or the stack's references (after)
             return _problem(err)
         ctx = context(stack)
-        own = self.own if ctx == self.ctx else [Segment(("service", k), Scene(services=(svc,)), ctx, False)
-                                                for k, svc in enumerate(stack.services)]
-        if self.separable:
-            parts = [Segment(("stack", k), scene, ctx, True) for k, scene in enumerate(_scenes(stack))]
-        else:
-            parts = [Segment(("stack", None), Scene.of(stack), ctx, True)]
-        if ctx == self.ctx:  # a rule that read nothing of what changed judges as the baseline did
-            for i in self._unread(self.scene_reads, name):
-                for new, old in zip(parts, self.parts):
-                    new.found[i] = old.rule(i)
-        return Variant(stack, None, [*own, *parts])
+        whole = Segment(("stack", None), Scene.of(stack), ctx, True)
+        # a rule that read nothing of what changed (the stack's piece, or the margin) judges
+        # as the baseline did
+        what, key = ("scene", name) if ctx == self.ctx else ("ctx", "margin_s")
+        for i, read in enumerate(self.whole_reads):
+            if not read.of(what, key):
+                whole.found[i] = self.whole.rule(i)
+        if ctx == self.ctx:
+            return Variant(stack, None, [*self.own, whole])
+        assert context(stack) == replace(self.ctx, margin_s=ctx.margin_s)  # only the margin is a number
+        own = []
+        for k, svc in enumerate(stack.services):
+            seg = Segment(("service", k), Scene(services=(svc,)), ctx, False)
+            for i, read in enumerate(self.own_reads[k]):
+                if not read.of("ctx", "margin_s"):
+                    seg.found[i] = self.own[k].rule(i)
+            own.append(seg)
+        return Variant(stack, None, [*own, whole])
 
     def base_statuses(self, k: int | None) -> Statuses:
         """The baseline's statuses of the findings a mutant of service `k` (None: of a
