@@ -22,13 +22,16 @@ import os
 import resource
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterator
 
+from lockstep.timing.invariants import evaluate
 from lockstep.timing.model import Stack
 from lockstep.timing.mutate_judge import (Baseline, Mutant, Path, Variants, boundaries, build,
                                           candidates, field_range, numbers, with_value)
-from lockstep.timing.mutate_sim import SimCache
-from lockstep.timing.sim.spec import ServiceSpec
+from lockstep.timing.mutate_sim import SimCache, Simulation, reads_alike, told, unnamed
+from lockstep.timing.sim.spec import ServiceSpec, stack_specs
 from lockstep.timing.simulate import DEFAULT_SCENARIOS
 
 __all__ = ["Baseline", "CATEGORIES", "MutationReport", "Mutant", "SimCache", "Verdict", "boundaries", "build",
@@ -77,57 +80,72 @@ class MutationReport:
 
 
 # ---- judging -----------------------------------------------------------------------------------
-def judge(base: Baseline, mutant: Mutant, sims: SimCache, variants: Variants | None = None) -> Verdict:
+@dataclass
+class Judged:
+    """A mutant as the rules judge it, and the service specs it changed (the simulation's
+    part, told by name: each spec under the one name it is simulated by, `mutate_sim.unnamed`)."""
+
+    mutant: Mutant
+    rules: tuple[str, ...] = ()
+    changed: tuple[tuple[str, ServiceSpec], ...] | None = None  # None: nothing to simulate
+    problem: str | None = None  # the model's own rejection
+
+    def verdict(self, harm: tuple[str, ...] = ()) -> Verdict:
+        if self.problem is not None:
+            return Verdict(self.mutant, "rejected_by_model", simulated=False, problem=self.problem)
+        if self.changed is None:
+            return Verdict(self.mutant, "outside", self.rules, simulated=False)
+        if self.rules:
+            return Verdict(self.mutant, "caught" if harm else "strict", self.rules, harm)
+        return Verdict(self.mutant, "gap" if harm else "harmless", self.rules, harm)
+
+
+def judged(base: Baseline, mutant: Mutant, variants: Variants | None = None) -> Judged:
     v = (variants or Variants(base, mutant.path))(mutant.value)
     if isinstance(v, str):
-        return Verdict(mutant, "rejected_by_model", simulated=False, problem=v)
-    rules = base.error_rules(v)
+        return Judged(mutant, problem=v)
     changed = base.changed_specs(v)
-    if not changed:
-        return Verdict(mutant, "outside", rules, simulated=False)
-    harm = tuple(h for s in changed for h in sims.harm(s))
-    if rules:
-        category = "caught" if harm else "strict"
-    else:
-        category = "gap" if harm else "harmless"
-    return Verdict(mutant, category, rules, harm)
+    return Judged(mutant, base.error_rules(v), tuple((s.name, unnamed(s)) for s in changed) if changed else None)
 
 
-# ---- the run: one number per task, spread over the machine's cores ---------------------------
-class Run:
-    """One process's share of a mutation run: the baseline and its own simulation cache."""
-
-    def __init__(self, stack: Stack, phases: int, seed: int, rate: float,
-                 scenarios: tuple[str, ...] = DEFAULT_SCENARIOS) -> None:
-        self.base = Baseline(stack)
-        self.sims = SimCache(phases, seed, rate, scenarios, self.base.specs)
-
-    def number(self, task: tuple[Path, int]) -> list[Verdict]:
-        """Every wrong value of one number, judged."""
-        path, value = task
-        variants = Variants(self.base, path)
-        return [judge(self.base, m, self.sims, variants) for m in candidates(self.base, path, value, variants)]
-
-    def harm(self, spec: ServiceSpec) -> tuple[str, ...]:
-        return self.sims.harm(spec)
+def judge(base: Baseline, mutant: Mutant, sims: SimCache, variants: Variants | None = None) -> Verdict:
+    """One mutant, judged by the rules and by the simulation (`sims`, in this process)."""
+    j = judged(base, mutant, variants)
+    return j.verdict(tuple(h for name, spec in j.changed or () for h in sims.harm(replace(spec, name=name))))
 
 
-_run: Run | None = None  # a worker process's own `Run`, made once by `_start`
+# ---- the run: spread over the machine's cores ------------------------------------------------
+# A run has three steps, each a list of independent tasks (in this process, or spread over
+# worker processes): every number's mutants judged by the rules; every unmutated spec
+# simulated, noting what each scenario reads; every distinct (mutated spec, scenario) a
+# mutant needs and its unmutated spec cannot answer, simulated once. Which runs are needed
+# is decided here, from the first two steps' results alone, so the report is the same for
+# any count of workers.
+_base: Baseline | None = None  # a worker's own baseline, made once by `_start`
+_sim: Simulation | None = None
 
 
-def _start(stack: Stack, phases: int, seed: int, rate: float, scenarios: tuple[str, ...]) -> None:
-    global _run
-    _run = Run(stack, phases, seed, rate, scenarios)
+def _start(stack: Stack | None, sim: Simulation) -> None:
+    global _base, _sim
+    _base, _sim = (Baseline(stack) if stack is not None else None), sim
 
 
-def _number(task: tuple[Path, int]) -> list[Verdict]:
-    assert _run is not None
-    return _run.number(task)
+def _number(task: tuple[Path, int]) -> list[Judged]:
+    """Every wrong value of one number, judged by the rules."""
+    assert _base is not None
+    path, value = task
+    variants = Variants(_base, path)
+    return [judged(_base, m, variants) for m in candidates(_base, path, value, variants)]
 
 
-def _harm(spec: ServiceSpec) -> tuple[str, ...]:
-    assert _run is not None
-    return _run.harm(spec)
+def _noted(job: tuple[ServiceSpec, str]) -> tuple[frozenset[str], str | None]:
+    assert _sim is not None
+    return _sim.noted(*job)
+
+
+def _run(job: tuple[ServiceSpec, str]) -> str | None:
+    assert _sim is not None
+    return _sim.run(*job)
 
 
 def default_jobs() -> int:
@@ -147,26 +165,57 @@ def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 
     seed, and the results are put back in the walk's order. `scenarios`: what each mutant is
     simulated in (the node scenarios on request, as `lockstep simulate` runs them)."""
     started, cpu = time.perf_counter(), _cpu_s()
-    run = Run(stack, phases, seed, rate, scenarios)
-    tasks = [(path, value) for path, value in numbers(run.base.data)
+    sim = Simulation(phases, seed, rate, scenarios)
+    base_specs = stack_specs(stack)
+    tasks = [(path, value) for path, value in numbers(stack.model_dump())
              if only is None or ".".join(str(p) for p in path).startswith(only)]
     report = MutationReport(phases=phases, rate=rate, numbers=len(tasks), jobs=max(1, jobs))
-    report.baseline_errors = run.base.errors
-    if jobs <= 1:
-        harms = [run.harm(s) for s in run.base.specs]
-        per_number = [run.number(t) for t in tasks]
-    else:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_start,
-                                 initargs=(stack, phases, seed, rate, scenarios)) as pool:
-            harms = list(pool.map(_harm, run.base.specs))
-            # One number per task: a number's cost varies by orders of magnitude (a wrong
-            # value of a day simulates a day), so a free worker takes the next one.
-            per_number = list(pool.map(_number, tasks))
-    report.baseline_harm = tuple(h for hs in harms for h in hs)
-    report.verdicts = [v for vs in per_number for v in vs]
+    report.baseline_errors = tuple(sorted({f.id for f in evaluate(stack) if f.status == "error"}))
+    with _workers(jobs, stack, sim) as spread:
+        bases = {s.name: unnamed(s) for s in base_specs}
+        first = list(dict.fromkeys((b, sc) for b in bases.values() for sc in scenarios))
+        # a number's cost varies by orders of magnitude (a wrong value of a day simulates a
+        # day): small tasks, so a free worker takes the next one
+        per_number = spread(_number, tasks, max(1, len(tasks) // (64 * jobs)))
+        noted = dict(zip(first, spread(_noted, first, 1)))
+        verdicts: dict[tuple[ServiceSpec, str], str | None] = {key: text for key, (_, text) in noted.items()}
+        todo: dict[tuple[ServiceSpec, str], None] = {}
+        for j in (j for js in per_number for j in js):
+            for name, spec in j.changed or ():
+                base = bases[name]
+                for sc in scenarios:
+                    key = (spec, sc)
+                    if key in verdicts or key in todo:
+                        continue
+                    read, text = noted[(base, sc)]
+                    if reads_alike(read, spec, base):
+                        verdicts[key] = text
+                    else:
+                        todo[key] = None
+        verdicts.update(zip(todo, spread(_run, list(todo), 1)))
+    report.baseline_harm = tuple(h for s in base_specs for h in told(s.name, ((sc, verdicts[(bases[s.name], sc)])
+                                                                             for sc in scenarios)))
+    report.verdicts = [j.verdict(tuple(h for name, spec in j.changed or ()
+                                       for h in told(name, ((sc, verdicts[(spec, sc)]) for sc in scenarios))))
+                       for js in per_number for j in js]
     report.wall_s = time.perf_counter() - started
     report.cpu_s = _cpu_s() - cpu
     return report
+
+
+@contextmanager
+def _workers(jobs: int, stack: Stack, sim: Simulation) -> Iterator[Callable[..., list[Any]]]:
+    """`spread(fn, tasks, chunk)`: fn over the tasks, in order, in this process or in `jobs`
+    worker processes (each with its own baseline)."""
+    if jobs <= 1:
+        _start(stack, sim)
+        try:
+            yield lambda fn, tasks, chunk: [fn(t) for t in tasks]
+        finally:
+            _start(None, sim)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_start, initargs=(stack, sim)) as pool:
+        yield lambda fn, tasks, chunk: list(pool.map(fn, tasks, chunksize=chunk))
 
 
 def _cpu_s() -> float:

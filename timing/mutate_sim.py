@@ -14,7 +14,7 @@ verdict without running it. Every other (spec, scenario) is run once and remembe
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable
 
 from lockstep.timing.sim.spec import ServiceSpec
@@ -47,52 +47,70 @@ def _text(r: ScenarioReport) -> str:
     return f"{', '.join(kinds)} ({r.harmful_phases}/{r.phases} phases)"
 
 
+@dataclass(frozen=True)
+class Simulation:
+    """How each mutant is simulated: random phases per scenario, requests per second, the
+    seed, and the scenarios."""
+
+    phases: int
+    seed: int
+    rate: float
+    scenarios: tuple[str, ...] = DEFAULT_SCENARIOS
+
+    def run(self, spec: ServiceSpec, scenario: str) -> str | None:
+        """What went wrong in one scenario (None: nothing, or the scenario cannot happen to it)."""
+        found = simulate_specs([spec], phases=self.phases, seed=self.seed, rate=self.rate,
+                               scenarios=(scenario,), fast=True)
+        return next((_text(r) for r in found if r.counts.harmful), None)
+
+    def noted(self, base: ServiceSpec, scenario: str) -> tuple[frozenset[str], str | None]:
+        """`run` on a copy of `base` that notes the fields read: (the fields, the verdict)."""
+        _READ.clear()
+        text = self.run(_ReadSpec(*(getattr(base, f) for f in _FIELDS)), scenario)
+        seen = set(_READ)
+        return frozenset({EVERYTHING} if any(n.startswith("_") for n in seen) else seen & set(_FIELDS)), text
+
+
+def unnamed(spec: ServiceSpec) -> ServiceSpec:
+    return replace(spec, name=SAME_NAME)
+
+
+def reads_alike(read: frozenset[str], spec: ServiceSpec, base: ServiceSpec) -> bool:
+    """Whether a scenario that read `read` of `base` runs alike on `spec` (same reads, same run)."""
+    return spec == base or (EVERYTHING not in read and all(getattr(spec, f) == getattr(base, f) for f in read))
+
+
+def told(name: str, verdicts: Iterable[tuple[str, str | None]]) -> tuple[str, ...]:
+    """(scenario, verdict) pairs as the report tells them, under the service's own name."""
+    return tuple(f"{name} {scenario}: {text}" for scenario, text in verdicts if text is not None)
+
+
 class SimCache:
-    """Simulation verdicts per service spec and scenario; `baseline`: the unmutated specs,
-    whose reads decide which of a mutant's scenarios need running."""
+    """Simulation verdicts per service spec and scenario, in this process; `baseline`: the
+    unmutated specs, whose reads decide which of a mutant's scenarios need running."""
 
     def __init__(self, phases: int, seed: int, rate: float,
                  scenarios: tuple[str, ...] = DEFAULT_SCENARIOS, baseline: Iterable[ServiceSpec] = ()) -> None:
-        self.phases, self.seed, self.rate, self.scenarios = phases, seed, rate, scenarios
-        self.base = {s.name: replace(s, name=SAME_NAME) for s in baseline}
+        self.sim = Simulation(phases, seed, rate, scenarios)
+        self.base = {s.name: unnamed(s) for s in baseline}
         self.memo: dict[tuple[ServiceSpec, str], str | None] = {}  # harm (None: none) per spec and scenario
         self.reads: dict[tuple[ServiceSpec, str], frozenset[str]] = {}
         self.runs = 0  # scenarios simulated (the rest reused)
 
     def harm(self, spec: ServiceSpec) -> tuple[str, ...]:
         """What the simulation saw go wrong, per scenario (nothing: harmless)."""
-        found = []
-        unnamed, base = replace(spec, name=SAME_NAME), self.base.get(spec.name)
-        for scenario in self.scenarios:
-            text = self._verdict(unnamed, base, scenario)
-            if text is not None:
-                found.append(f"{spec.name} {scenario}: {text}")
-        return tuple(found)
+        plain, base = unnamed(spec), self.base.get(spec.name)
+        return told(spec.name, ((sc, self._verdict(plain, base, sc)) for sc in self.sim.scenarios))
 
     def _verdict(self, spec: ServiceSpec, base: ServiceSpec | None, scenario: str) -> str | None:
         key = (spec, scenario)
-        if key in self.memo:
-            return self.memo[key]
-        if base is not None:
-            read = self._noted(base, scenario)
-            if spec == base or (EVERYTHING not in read and all(getattr(spec, f) == getattr(base, f) for f in read)):
+        if key not in self.memo:
+            if base is not None and (base, scenario) not in self.reads:
+                self.runs += 1
+                self.reads[(base, scenario)], self.memo[(base, scenario)] = self.sim.noted(base, scenario)
+            if base is not None and reads_alike(self.reads[(base, scenario)], spec, base):
                 self.memo[key] = self.memo[(base, scenario)]
-                return self.memo[key]
-        self.memo[key] = self._run(spec, scenario)
+            else:
+                self.runs += 1
+                self.memo[key] = self.sim.run(spec, scenario)
         return self.memo[key]
-
-    def _noted(self, base: ServiceSpec, scenario: str) -> frozenset[str]:
-        """The fields of an unmutated spec `scenario` reads (its verdict remembered too)."""
-        key = (base, scenario)
-        if key not in self.reads:
-            _READ.clear()
-            self.memo[key] = self._run(_ReadSpec(*(getattr(base, f) for f in _FIELDS)), scenario)
-            seen = set(_READ)
-            self.reads[key] = frozenset({EVERYTHING} if any(n.startswith("_") for n in seen) else seen & set(_FIELDS))
-        return self.reads[key]
-
-    def _run(self, spec: ServiceSpec, scenario: str) -> str | None:
-        self.runs += 1
-        found = simulate_specs([spec], phases=self.phases, seed=self.seed, rate=self.rate,
-                               scenarios=(scenario,), fast=True)
-        return next((_text(r) for r in found if r.counts.harmful), None)
