@@ -75,6 +75,10 @@ class World(Lifecycle, Checkers):
         # the hop in front that gives up first on a slow answer (504), if any limits the wait
         self.wait = min(spec.path.waits, key=lambda w: w[1], default=None)
         self.max_req = float(spec.max_request) if spec.max_request is not None else 1.0
+        # no request can be lost for the whole run by a race or a hop in front giving up
+        self.sure = not self.race and (self.wait is None or self.wait[1] >= max(self.max_req, 0.01))
+        self.cand_pods: list[Pod] = []
+        self.all_listen = False
         if self.mode == "pods":
             self.at(rng.uniform(0, spec.gate_poll), self._gate_poll)
 
@@ -88,7 +92,8 @@ class World(Lifecycle, Checkers):
             self.timeline.append((round(self.t, 2), text))
 
     def run(self, until: float) -> None:
-        heap, rate = self.heap, self.rate
+        heap, rate, c, fast = self.heap, self.rate, self.c, self.fast
+        heappop = heapq.heappop
         random = self.rng.random
         # an arrival's gap is `random.expovariate(rate)`, drawn here as it draws it
         nxt = self.t - log(1.0 - random()) / rate if rate > 0 else INF
@@ -101,48 +106,45 @@ class World(Lifecycle, Checkers):
                 if self.dirty:
                     self.cands = self._candidates()
                     self.dirty = False
-                if self._sure(nxt):
+                    self.cand_pods = [g.pod for g in self.cands] if self.mode == "pods" else self.cands
+                    # (with no candidate, only a consumer's queue: it just waits)
+                    self.all_listen = (bool(self.cands) or self.mode == "none") and all(
+                        p.listening(nxt) for p in self.cand_pods)
+                if self.all_listen and self.front_down is None and nxt >= self.losses_from and self.sure:
                     nxt = self._served(nxt, t_ev if t_ev < until else until, rate)
                     continue
                 self.request(nxt)
                 nxt -= log(1.0 - random()) / rate
-                if self.fast and self.c.lost:
+                if fast and c.lost:
                     self.stop_flag = self.halted = True
             else:
                 if t_ev > until:
                     break
-                t, _, fn, args = heapq.heappop(heap)
+                t, _, fn, args = heappop(heap)
                 self.t = t
                 fn(*args)
-                if self.fast and self.c.harmful:
+                if fast and c.harmful:
                     self.stop_flag = self.halted = True
         self.t = max(self.t, until) if not self.stop_flag else self.t
 
-    def _sure(self, t: float) -> bool:
-        """Whether no request arriving from `t` until the next event can be lost: every candidate
-        listens (it stays so until an event changes it), nothing in front refuses, no keep-alive
-        race, no hop in front gives up before the longest request, and losses count."""
-        if self.front_down is not None or self.race or t < self.losses_from:
-            return False
-        wait = self.wait
-        if wait is not None and wait[1] < max(self.max_req, 0.01):
-            return False
-        if not self.cands:
-            return self.mode == "none"  # a consumer's queue just waits for a consumer
-        if self.mode == "pods":
-            return all(g.pod.listening(t) for g in self.cands)
-        return all(p.listening(t) for p in self.cands)
+    # When a request cannot be lost (`run` serves it with `_served`): every candidate listens
+    # (with no candidate, only a consumer's queue, which just waits), nothing in front refuses
+    # (`front_down`), losses count (`losses_from`), and for the whole run (`sure`) no keep-alive
+    # race is tracked and no hop in front gives up before the longest request. Whether
+    # every candidate listens is found when the candidates are (`dirty`): a pod stops listening
+    # only by what marks them dirty (it stops accepting, exits, crashes, loses its proxy, is
+    # restarted), and one that starts listening later was not counted (its `_dirty` event comes
+    # first, or its request goes through `request`).
 
     def _served(self, t: float, bound: float, rate: float) -> float:
         """Every request from `t` (the next arrival) up to `bound` (the next event, or the end of
-        this run) when none can be lost (`_sure`): each goes to the next candidate in turn and is
+        this run) when none can be lost: each goes to the next candidate in turn and is
         in flight until its end, exactly as `request` serves it, drawing the same numbers. One
         that ends by `bound` is not kept: everything that looks at what a pod has in flight
         looks from `bound` on, for the ends after it. Returns the next arrival after `bound`."""
         random, c = self.rng.random, self.c
-        cands = self.cands
-        n = len(cands)
-        pods = [g.pod for g in cands] if self.mode == "pods" else cands
+        pods = self.cand_pods
+        n = len(pods)
         rr = self.rr
         longest = self.max_req
         short_span = min(1.0, longest) - 0.01
