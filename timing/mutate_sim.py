@@ -42,8 +42,8 @@ def _text(r: ScenarioReport) -> str:
     kinds = [label for n, label in (
         (c.lost, "requests lost"), (c.false_blocks, "false heartbeat block"),
         (c.premature_unblocks, "early unblock"),
-        (c.watchdog_actions, "watchdog action"), (c.deploy_failed, "deploy failed"),
-        (c.zero_capacity, "no pod available")) if n]
+        (c.watchdog_actions, "watchdog action"), (c.restarts, "kubelet restart"),
+        (c.deploy_failed, "deploy failed"), (c.zero_capacity, "no pod available")) if n]
     return f"{', '.join(kinds)} ({r.harmful_phases}/{r.phases} phases)"
 
 

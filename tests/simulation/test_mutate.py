@@ -93,6 +93,13 @@ def test_a_harmful_drain_is_caught_by_its_rule():
     assert any("api rollout: requests lost" in h for h in verdict.harm)
 
 
+def test_every_kind_of_harm_is_named():
+    # a startup probe checking every second kills the warming-up app: the harm is the kubelet's restarts
+    verdict = _judge(("services", 0, "probes", "startup", "period_s"), 1)
+    assert verdict.harm and all("kubelet restart" in h for h in verdict.harm)
+    assert not [h for h in verdict.harm if ":  (" in h]
+
+
 def test_a_drain_inside_the_margin_is_rejected_but_harmless():
     assert _judge(DRAIN, 19).category == "strict"
 
