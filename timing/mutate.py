@@ -28,8 +28,8 @@ from typing import Any, Callable, Iterator
 
 from lockstep.timing.invariants import evaluate
 from lockstep.timing.model import Stack
-from lockstep.timing.mutate_judge import (Baseline, Mutant, Path, Variants, boundaries, build,
-                                          candidates, field_range, numbers, with_value)
+from lockstep.timing.mutate_judge import RULE_INDEX, Baseline, Statuses, Variant, statuses
+from lockstep.timing.mutate_model import Mutant, Path, build, field_range, numbers, with_value
 from lockstep.timing.mutate_sim import SimCache, Simulation, reads_alike, told, unnamed
 from lockstep.timing.sim.spec import ServiceSpec, stack_specs
 from lockstep.timing.simulate import DEFAULT_SCENARIOS
@@ -77,6 +77,73 @@ class MutationReport:
     @property
     def failed(self) -> bool:
         return bool(self.by("gap"))
+
+
+# ---- one number's mutants ------------------------------------------------------------------------
+class Variants:
+    """One number's variants, each built and judged once, and their statuses rule by rule."""
+
+    def __init__(self, base: Baseline, path: Path) -> None:
+        self.base, self.path = base, path
+        self.made: dict[int, Variant | str] = {}
+        self.by_rule: dict[tuple[int, int], Statuses | None] = {}
+
+    def __call__(self, value: int) -> Variant | str:
+        v = self.made.get(value)
+        if v is None:
+            v = self.made[value] = self.base.variant(self.path, value)
+        return v
+
+    def statuses(self, value: int, rule: int | None = None) -> Statuses | None:
+        """The statuses at `value` (of one rule's findings, or all); None: the model refuses it."""
+        v = self(value)
+        if isinstance(v, str):
+            return None
+        if rule is None:
+            return statuses(v.segments)
+        key = (value, rule)
+        if key not in self.by_rule:
+            self.by_rule[key] = statuses(v.segments, (rule,))
+        return self.by_rule[key]
+
+
+def boundaries(base: Baseline, path: Path, value: int, lo: int, hi: int,
+               variants: Variants | None = None) -> dict[int, str]:
+    """Values next to each point where a finding flips as this number moves from `value`
+    towards either end of its range (bisection: rules are monotone in one number)."""
+    at = variants or Variants(base, path)
+    found: dict[int, str] = {}
+    before = base.base_statuses(base.service_of(path))
+    for end in (lo, hi):
+        if end == value:
+            continue
+        far = at.statuses(end)
+        if far is None:
+            continue
+        for key, status in before.items():
+            if far.get(key, status) == status:
+                continue
+            rule = RULE_INDEX[key[0]]
+            good, bad = value, end  # status flips somewhere in (good, bad]
+            while abs(bad - good) > 1:
+                mid = (good + bad) // 2
+                probe = at.statuses(mid, rule)
+                if probe is not None and probe.get(key, status) == status:
+                    good = mid
+                else:
+                    bad = mid
+            for x, k in ((good, "last same"), (bad, "first flipped"), (bad + (bad - good), "+1")):
+                if lo <= x <= hi and x != value:
+                    found.setdefault(x, f"{key[0]} boundary ({k})")
+    return found
+
+
+def candidates(base: Baseline, path: Path, value: int, variants: Variants | None = None) -> list[Mutant]:
+    lo, hi = field_range(path)
+    plain = {0: "zero", lo: "min", hi: "max", value // 2: "half", value * 2: "double", value * 10: "x10"}
+    plain.update({x: why for x, why in boundaries(base, path, value, lo, hi, variants).items()
+                  if x not in plain})
+    return [Mutant(path, value, x, why) for x, why in sorted(plain.items()) if x != value]
 
 
 # ---- judging -----------------------------------------------------------------------------------

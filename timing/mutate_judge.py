@@ -1,5 +1,5 @@
-"""The rules' side of `lockstep mutate`: the numbers of a stack, the values the model accepts
-for each, and a mutant judged against the unmutated stack without judging all of it again.
+"""The rules' side of `lockstep mutate`: a mutant judged against the unmutated stack without
+judging all of it again.
 
 The unmutated stack is judged once (`Baseline`), split into segments: per service, its own
 (service- and lb-scope) findings, and the stack-scope findings of a scene holding that service
@@ -10,7 +10,8 @@ stack-scope check judges a service from that service and the stack's own pieces,
 checked on the unmutated stack: if the segments do not add up to the whole stack's findings,
 every mutant re-runs the stack-scope checks over the whole stack instead.
 
-Findings are judged rule by rule on first use: bisecting a rule's boundary runs that rule alone.
+Findings are judged rule by rule on first use: bisecting a rule's boundary (`timing.mutate`)
+runs that rule alone.
 """
 
 from __future__ import annotations
@@ -18,17 +19,16 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from pydantic import ValidationError
 
 from lockstep.timing.findings import Finding
 from lockstep.timing.invariants import RULES, Ctx, Scene, context, walk
 from lockstep.timing.model import Service, Stack
+from lockstep.timing.mutate_model import Path, _problem, with_value
 from lockstep.timing.references import reference_errors
 from lockstep.timing.sim.spec import ServiceSpec, service_spec, stack_specs
-
-Path = tuple[str | int, ...]
 # A finding's identity across mutants: (rule id, segment, subject, n-th of that triple).
 Key = tuple[str, object, str, int]
 Statuses = dict[Key, bool]
@@ -40,99 +40,6 @@ _HAS = {scopes: frozenset(i for i, r in enumerate(RULES) if any(c.scope in scope
         for scopes in (_SERVICE_SCOPES, _STACK_SCOPES)}
 ALL_RULES = tuple(range(len(RULES)))
 SCENE_FIELDS = tuple(f.name for f in fields(Scene))
-
-
-@dataclass(frozen=True)
-class Mutant:
-    path: Path
-    original: int
-    value: int
-    why: str  # zero | min | max | half | double | x10 | "<rule-id> boundary±k"
-
-    @property
-    def where(self) -> str:
-        return ".".join(str(p) for p in self.path)
-
-
-# ---- walking the model -----------------------------------------------------------------------
-def numbers(data: Any, path: Path = ()) -> Iterator[tuple[Path, int]]:
-    """Every integer in a dumped stack (booleans are not numbers)."""
-    if isinstance(data, bool):
-        return
-    if isinstance(data, int):
-        yield path, data
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            yield from numbers(value, path + (key,))
-    elif isinstance(data, (list, tuple)):
-        for i, value in enumerate(data):
-            yield from numbers(value, path + (i,))
-
-
-def with_value(data: dict[str, Any], path: Path, value: int) -> dict[str, Any]:
-    """A copy of `data` with one number changed; only the containers on the path are copied
-    (the rest is shared, and never modified)."""
-    if not path:
-        return value  # type: ignore[return-value]
-    key, rest = path[0], path[1:]
-    if isinstance(data, dict):
-        out: Any = dict(data)
-    else:
-        out = list(data)
-    out[key] = with_value(out[key], rest, value) if rest else value
-    return out
-
-
-@lru_cache(maxsize=1)
-def _schema() -> dict[str, Any]:
-    return Stack.model_json_schema()
-
-
-def _deref(node: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in node:
-        node = _schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]]
-    return node
-
-
-def _options(node: dict[str, Any]) -> list[dict[str, Any]]:
-    node = _deref(node)
-    alts = node.get("anyOf") or node.get("oneOf")
-    return [o for alt in alts for o in _options(alt)] if alts else [node]
-
-
-def field_range(path: Path) -> tuple[int, int]:
-    """The integer range the model accepts at `path`, from its pydantic constraints."""
-    nodes = [_schema()]
-    for key in path:
-        nxt = []
-        for node in (o for n in nodes for o in _options(n)):
-            if isinstance(key, int) and node.get("type") == "array":
-                items = node.get("items") or {}
-                prefix = node.get("prefixItems")
-                nxt.append(prefix[key] if prefix and key < len(prefix) else items)
-            elif isinstance(key, str) and key in node.get("properties", {}):
-                nxt.append(node["properties"][key])
-            elif isinstance(key, str) and isinstance(node.get("additionalProperties"), dict):
-                nxt.append(node["additionalProperties"])
-        nodes = nxt
-    lo, hi = None, None
-    for node in (o for n in nodes for o in _options(n)):
-        if node.get("type") == "integer":
-            a = node.get("minimum", node.get("exclusiveMinimum", -(2**31)) + ("exclusiveMinimum" in node))
-            b = node.get("maximum", node.get("exclusiveMaximum", 2**31) - ("exclusiveMaximum" in node))
-            lo = a if lo is None else min(lo, a)
-            hi = b if hi is None else max(hi, b)
-    return (lo if lo is not None else 0, hi if hi is not None else 2**31 - 1)
-
-
-def build(data: dict[str, Any]) -> Stack:
-    return Stack.model_validate(data)
-
-
-def _problem(err: ValidationError, prefix: Path = ()) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in prefix + tuple(first["loc"]))
-    return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
 # ---- segments ----------------------------------------------------------------------------------
@@ -444,70 +351,3 @@ class Baseline:
             return [s for s, b in zip(stack_specs(v.stack), self.specs) if s != b]
         spec = service_spec(v.stack, v.stack.services[v.index])
         return [spec] if spec != self.specs[v.index] else []
-
-
-# ---- one number's mutants ------------------------------------------------------------------------
-class Variants:
-    """One number's variants, each built and judged once, and their statuses rule by rule."""
-
-    def __init__(self, base: Baseline, path: Path) -> None:
-        self.base, self.path = base, path
-        self.made: dict[int, Variant | str] = {}
-        self.by_rule: dict[tuple[int, int], Statuses | None] = {}
-
-    def __call__(self, value: int) -> Variant | str:
-        v = self.made.get(value)
-        if v is None:
-            v = self.made[value] = self.base.variant(self.path, value)
-        return v
-
-    def statuses(self, value: int, rule: int | None = None) -> Statuses | None:
-        """The statuses at `value` (of one rule's findings, or all); None: the model refuses it."""
-        v = self(value)
-        if isinstance(v, str):
-            return None
-        if rule is None:
-            return statuses(v.segments)
-        key = (value, rule)
-        if key not in self.by_rule:
-            self.by_rule[key] = statuses(v.segments, (rule,))
-        return self.by_rule[key]
-
-
-def boundaries(base: Baseline, path: Path, value: int, lo: int, hi: int,
-               variants: Variants | None = None) -> dict[int, str]:
-    """Values next to each point where a finding flips as this number moves from `value`
-    towards either end of its range (bisection: rules are monotone in one number)."""
-    at = variants or Variants(base, path)
-    found: dict[int, str] = {}
-    before = base.base_statuses(base.service_of(path))
-    for end in (lo, hi):
-        if end == value:
-            continue
-        far = at.statuses(end)
-        if far is None:
-            continue
-        for key, status in before.items():
-            if far.get(key, status) == status:
-                continue
-            rule = RULE_INDEX[key[0]]
-            good, bad = value, end  # status flips somewhere in (good, bad]
-            while abs(bad - good) > 1:
-                mid = (good + bad) // 2
-                probe = at.statuses(mid, rule)
-                if probe is not None and probe.get(key, status) == status:
-                    good = mid
-                else:
-                    bad = mid
-            for x, k in ((good, "last same"), (bad, "first flipped"), (bad + (bad - good), "+1")):
-                if lo <= x <= hi and x != value:
-                    found.setdefault(x, f"{key[0]} boundary ({k})")
-    return found
-
-
-def candidates(base: Baseline, path: Path, value: int, variants: Variants | None = None) -> list[Mutant]:
-    lo, hi = field_range(path)
-    plain = {0: "zero", lo: "min", hi: "max", value // 2: "half", value * 2: "double", value * 10: "x10"}
-    plain.update({x: why for x, why in boundaries(base, path, value, lo, hi, variants).items()
-                  if x not in plain})
-    return [Mutant(path, value, x, why) for x, why in sorted(plain.items()) if x != value]
