@@ -40,13 +40,21 @@ def applies(spec: ServiceSpec, scenario: str) -> bool:
     capacity, a node shutdown nodes that may shut down undrained under the kubelet's graceful
     shutdown (`Nodes.undrained_shutdowns`; undrained spot is the spot interruption), and the etp-local
     drain a Service with externalTrafficPolicy Local on instance targets."""
-    nodes = spec.nodes
-    return {"quiet": keepalive_can_race(spec), "reload": bool(spec.path.reloads),
-            "proxy-stop": bool(spec.path.stops),
-            "consolidation": nodes is not None and bool(nodes.pool_budgets),
-            "spot-interruption": nodes is not None and nodes.spot,
-            "node-shutdown": nodes is not None and nodes.undrained and nodes.kubelet > 0,
-            "etp-local": spec.lb is not None and spec.lb.node_check}.get(scenario, True)
+    # (each case reads only what it needs: `timing.mutate_sim` reuses a verdict for a spec whose
+    # changed fields its scenario never read)
+    check = _APPLIES.get(scenario)
+    return True if check is None else check(spec)
+
+
+_APPLIES: dict[str, Callable[[ServiceSpec], bool]] = {
+    "quiet": keepalive_can_race,
+    "reload": lambda spec: bool(spec.path.reloads),
+    "proxy-stop": lambda spec: bool(spec.path.stops),
+    "consolidation": lambda spec: spec.nodes is not None and bool(spec.nodes.pool_budgets),
+    "spot-interruption": lambda spec: spec.nodes is not None and spec.nodes.spot,
+    "node-shutdown": lambda spec: spec.nodes is not None and spec.nodes.undrained and spec.nodes.kubelet > 0,
+    "etp-local": lambda spec: spec.lb is not None and spec.lb.node_check,
+}
 DEFAULT_RATE = 20.0  # requests per second across the service
 # Bounds on what a caller may ask for: each phase is a full run of every scenario, so the work
 # grows with phases × rate. Simulated time itself is bounded by the scenarios (a rollout is

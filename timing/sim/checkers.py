@@ -3,6 +3,7 @@ periodic observers (heartbeat, watchdog), each at its own random phase."""
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import Callable
 
 from lockstep.timing.sim.state import INF, Pod, Target
@@ -85,7 +86,9 @@ class Checkers:
             return
         s, t = self.spec, self.t
         probe = getattr(s, kind)
-        self.at(t + probe.period, self._probe, pod, kind)
+        # `self.at(t + probe.period, self._probe, pod, kind)`, spelt out: the commonest event
+        heappush(self.heap, (t + probe.period, self.seq, self._probe, (pod, kind)))
+        self.seq += 1
         if pod.crashed and kind != "readiness":
             return
         if t < pod.start or t - pod.start < probe.initial_delay:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from math import log
 from typing import Callable
 
 from lockstep.timing.sim.checkers import Checkers
@@ -74,6 +75,10 @@ class World(Lifecycle, Checkers):
         # the hop in front that gives up first on a slow answer (504), if any limits the wait
         self.wait = min(spec.path.waits, key=lambda w: w[1], default=None)
         self.max_req = float(spec.max_request) if spec.max_request is not None else 1.0
+        # no request can be lost for the whole run by a race or a hop in front giving up
+        self.sure = not self.race and (self.wait is None or self.wait[1] >= max(self.max_req, 0.01))
+        self.cand_pods: list[Pod] = []
+        self.all_listen = False
         if self.mode == "pods":
             self.at(rng.uniform(0, spec.gate_poll), self._gate_poll)
 
@@ -87,27 +92,86 @@ class World(Lifecycle, Checkers):
             self.timeline.append((round(self.t, 2), text))
 
     def run(self, until: float) -> None:
-        heap, rng, rate = self.heap, self.rng, self.rate
-        nxt = self.t + rng.expovariate(rate) if rate > 0 else INF
+        heap, rate, c, fast = self.heap, self.rate, self.c, self.fast
+        heappop = heapq.heappop
+        random = self.rng.random
+        # an arrival's gap is `random.expovariate(rate)`, drawn here as it draws it
+        nxt = self.t - log(1.0 - random()) / rate if rate > 0 else INF
         while not self.stop_flag:
             t_ev = heap[0][0] if heap else INF
             if nxt <= t_ev:
                 if nxt > until:
                     break
                 self.t = nxt
+                if self.dirty:
+                    self.cands = self._candidates()
+                    self.dirty = False
+                    self.cand_pods = [g.pod for g in self.cands] if self.mode == "pods" else self.cands
+                    # (with no candidate, only a consumer's queue: it just waits)
+                    self.all_listen = (bool(self.cands) or self.mode == "none") and all(
+                        p.listening(nxt) for p in self.cand_pods)
+                if self.all_listen and self.front_down is None and nxt >= self.losses_from and self.sure:
+                    nxt = self._served(nxt, t_ev if t_ev < until else until, rate)
+                    continue
                 self.request(nxt)
-                nxt += rng.expovariate(rate)
-                if self.fast and self.c.lost:
+                nxt -= log(1.0 - random()) / rate
+                if fast and c.lost:
                     self.stop_flag = self.halted = True
             else:
                 if t_ev > until:
                     break
-                t, _, fn, args = heapq.heappop(heap)
+                t, _, fn, args = heappop(heap)
                 self.t = t
                 fn(*args)
-                if self.fast and self.c.harmful:
+                if fast and c.harmful:
                     self.stop_flag = self.halted = True
         self.t = max(self.t, until) if not self.stop_flag else self.t
+
+    # When a request cannot be lost (`run` serves it with `_served`): every candidate listens
+    # (with no candidate, only a consumer's queue, which just waits), nothing in front refuses
+    # (`front_down`), losses count (`losses_from`), and for the whole run (`sure`) no keep-alive
+    # race is tracked and no hop in front gives up before the longest request. Whether
+    # every candidate listens is found when the candidates are (`dirty`): a pod stops listening
+    # only by what marks them dirty (it stops accepting, exits, crashes, loses its proxy, is
+    # restarted), and one that starts listening later was not counted (its `_dirty` event comes
+    # first, or its request goes through `request`).
+
+    def _served(self, t: float, bound: float, rate: float) -> float:
+        """Every request from `t` (the next arrival) up to `bound` (the next event, or the end of
+        this run) when none can be lost: each goes to the next candidate in turn and is
+        in flight until its end, exactly as `request` serves it, drawing the same numbers. One
+        that ends by `bound` is not kept: everything that looks at what a pod has in flight
+        looks from `bound` on, for the ends after it. Returns the next arrival after `bound`."""
+        random, c = self.rng.random, self.c
+        pods = self.cand_pods
+        n = len(pods)
+        rr = self.rr
+        longest = self.max_req
+        short_span = min(1.0, longest) - 0.01
+        long_share, slow_share = LONG_SHARE, LONG_SHARE + SLOW_SHARE
+        served = 0
+        last = t
+        while t <= bound:
+            # `_duration`'s draws, in its arithmetic (`random.uniform(a, b)` is a + (b - a) * random())
+            u = random()
+            if u < long_share:
+                dur = longest
+            elif u < slow_share:
+                dur = 0 + (longest - 0) * random()
+            else:
+                dur = 0.01 + short_span * random()
+            served += 1
+            if n:
+                rr = (rr + 1) % n
+                end = t + dur
+                if end > bound:
+                    pods[rr].inflight.append(end)
+            last = t
+            t -= log(1.0 - random()) / rate
+        c.requests += served
+        self.rr = rr
+        self.t = last
+        return t
 
     def changed(self) -> None:
         """Readiness, availability or membership changed: let the controllers look (once)."""

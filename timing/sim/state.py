@@ -36,9 +36,11 @@ class Counts:
 
     @property
     def harmful(self) -> bool:
-        return (self.refused_502 + self.no_target_503 + self.keepalive_502 + self.timeout_504 + self.cut
-                + self.false_blocks + self.premature_unblocks + self.watchdog_actions + self.restarts
-                + self.deploy_failed + self.zero_capacity) > 0
+        # (every count is ≥ 0: any of them is their sum being > 0, found at the first non-zero;
+        # the engine asks after every event)
+        return bool(self.refused_502 or self.no_target_503 or self.keepalive_502 or self.timeout_504 or self.cut
+                    or self.false_blocks or self.premature_unblocks or self.watchdog_actions or self.restarts
+                    or self.deploy_failed or self.zero_capacity)
 
 
 class Pod:
