@@ -8,6 +8,7 @@ first failure is found.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,15 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 
+@functools.lru_cache(maxsize=None)
+def _here(path: str) -> bool:
+    """Whether a test file lies under tests/timing (resolved once per file: the mutation gate
+    orders every mutated function's few hundred tests with this)."""
+    return HERE in Path(path).resolve().parents
+
+
 def _is_property_here(item: pytest.Item) -> bool:
-    if HERE not in Path(str(item.path)).resolve().parents:
+    if not _here(str(item.path)):
         return False  # other directories keep their order
     return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
 
