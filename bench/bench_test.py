@@ -44,8 +44,10 @@ def one_run(keep: bool) -> tuple[float, int, dict[str, str]]:
         wall = time.perf_counter() - start
         out = proc.stdout + proc.stderr
         phases = {name: m.group(1) for name, rx in PHASES.items() if (m := rx.search(out))}
-        if proc.returncode != 0:
-            print(out[-3000:], file=sys.stderr)
+        if proc.returncode != 0:  # what failed: pytest's summary lines and the gate's verdict
+            lines = [line for line in out.splitlines()
+                     if line.startswith(("FAILED", "ERROR", "mutation gate", "E ")) or " failed" in line]
+            print("\n".join(lines[-60:]) or out[-3000:], file=sys.stderr)
         return wall, proc.returncode, phases
     finally:
         if keep:
