@@ -315,3 +315,32 @@ def test_a_service_target_port_of_infinity_is_named_by_its_field():
     run = cli(["audit", "-"], text.encode())
     assert run.code == 2 and "cannot audit the input" not in run.err, run.err
     assert len(run.err_lines) == 1 and "port" in run.err_lines[0], run.err
+
+
+# ---- long lines: the end says what is wrong ----------------------------------------------------
+def test_a_bad_value_in_a_deep_directory_still_ends_with_its_allowed_range(tmp_path):
+    # Two paths of ~180 characters in one line (the workload's, then the Service's) once cut the
+    # line's end: the allowed range went, and a CI machine's long checkout path showed it.
+    deep = tmp_path.joinpath(*["a-rather-long-directory-name"] * 5)
+    deep.mkdir(parents=True)
+    source = ROOT / "tests" / "audit" / "corpus" / "nodes-svc-invalid" / "input" / "feeds.yaml"
+    (deep / "feeds.yaml").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    run = cli(["audit", "--format", "json", "--kubernetes-version", "1.30", str(deep)])
+    assert run.code == 2 and "Traceback" not in run.err
+    lines = run.err_lines
+    assert any(line.endswith("expected whole seconds 0–360000, got '400000'") for line in lines), lines
+    assert any(line.endswith("expected one of Cluster, Local, got 'local'") for line in lines), lines
+
+
+@pytest.mark.parametrize("length", [0, 1, 599, 600, 601, 5000])
+def test_an_error_line_is_cut_in_its_middle_keeping_both_ends(length):
+    from lockstep.timing.cli import LINE_CHARS, one_line
+
+    text = "".join(chr(ord("a") + i % 26) for i in range(length))
+    line = one_line(text)
+    assert len(line) == min(length, LINE_CHARS)
+    if length <= LINE_CHARS:
+        assert line == text
+    else:
+        head, _, tail = line.partition("…")
+        assert text.startswith(head) and text.endswith(tail) and len(head) == LINE_CHARS // 2
