@@ -18,8 +18,9 @@ from pathlib import Path
 from lockstep.timing.inputs import ConfigError
 
 EPILOG = """\
-fields are named by their place in the config, list items by name:
-  services.api.shutdown.drain_s, services.api.lb.health_check.interval_s, watchdog.period_s
+fields are named by their place in the config, list items by name (or by index, as findings do):
+  services.api.shutdown.drain_s, services.api.lb.health_check.interval_s, watchdog.period_s,
+  services.web.path[0].upstream_idle_s
   (--keep takes such names or patterns: 'services.*.lb.*')
 never moved (facts, not settings): the margin, the app's warm-up, longest request, catch-up
 and agreed recovery budget, agreed outage budgets and RTO, the clients' reconnect time, and

@@ -233,3 +233,23 @@ def test_misused_flags_are_one_line_and_exit_two(run_audit, argv, message):
 def test_write_refuses_standard_input(run_audit):
     run = run_audit("--fix", "--write", "-", stdin=(SEED / "shop.yaml").read_bytes())
     assert run.code == 2 and "standard input cannot be written back" in run.err
+
+
+@pytest.mark.parametrize(("name", "spelt"), [
+    # an ingress-nginx ConfigMap's digits stay digits, its duration gets seconds, a grace a number
+    ("ingress-nginx", {"path[0].upstream_idle_s": '"4"', "path[0].request_timeout_s": '"30"',
+                       "path[0].worker_shutdown_s": '"600s"', "path[0].grace_s": "615"}),
+    # Istio durations (a VirtualService route's timeout, a DestinationRule's `1h`) in seconds
+    ("istio-gateway", {"path[0].request_timeout_s": '"120s"', "path[0].upstream_idle_s": '"59s"'}),
+    ("mesh-proxies", {"path[0].upstream_idle_s": '"74s"'}),
+])
+def test_a_hops_numbers_are_written_where_the_linker_read_them_as_the_manifest_spells_them(name, spelt):
+    """A finding names `path[0].*`; --fix writes that number back into the ConfigMap, Ingress,
+    VirtualService or DestinationRule it was read from, in the file's own spelling. A drain set
+    inside the proxy.istio.io/config annotation's YAML is named for a person to change."""
+    r = fix_manifests(*case(name))
+    changes = [c for fx in r.fixes for c in fx.changes if c.field.startswith("path[")]
+    assert {c.field: "".join(e.text for e in c.edits) for c in changes if c.written} == spelt
+    for c in changes:
+        if not c.written:
+            assert c.field == "path[0].drain_s" and f"terminationDrainDuration: {c.new}s" in c.by_hand, c

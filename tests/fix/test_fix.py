@@ -103,6 +103,23 @@ def _assert_minimal_core(result) -> None:  # type: ignore[no-untyped-def]
         assert sat(formulas[:i] + formulas[i + 1:])
 
 
+@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("Pulumi.path-*.yaml")))
+def test_the_fields_a_hop_finding_names_are_the_names_keep_takes(example: str) -> None:
+    """A finding names a hop's field `path[0].upstream_idle_s`; `--keep` takes the same name under
+    its service, and pinning it moves the fix to another field."""
+    values, _ = read_stack_values(ROOT / "examples" / example)
+    stack = stack_from_config(values)
+    _, by_name = knobs(stack)
+    named = {f"services.{f.subject}.{fld}" for f in evaluate(stack) if f.status == "error"
+             for term in (f.left, f.right) if term.expr is not None  # a number, not a flag
+             for fld in term.fields if fld.startswith("path[") and fld.rsplit(".", 1)[-1] not in FACTS}
+    hop_knobs = {n for n in by_name if ".path[" in n or ".path." in n}
+    assert hop_knobs and all(".path[" in n for n in hop_knobs)
+    assert named <= set(by_name), named - set(by_name)
+    for name in sorted(named & {c.knob.name for c in fix(values).changes}):
+        assert name not in {c.knob.name for c in fix(values, (name,)).changes}
+
+
 def test_keep_names_no_field_is_one_error() -> None:
     values, _ = read_stack_values(SEED)
     with pytest.raises(ConfigError, match="--keep nope"):

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lockstep.timing.cli import main
+from lockstep.timing.cli import LINE_CHARS, main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_TEXT = (ROOT / "Pulumi.example.yaml").read_text(encoding="utf-8")
@@ -59,7 +59,7 @@ def clean_problem(run: Run, command: str) -> str | None:
         for line in run.err_lines:
             if not line.startswith(f"lockstep {command}: "):
                 return f"a line not from the command: {line[:200]!r}"
-            if len(line) > 400:
+            if len(line) > LINE_CHARS:
                 return f"a line of {len(line)} characters"
             if "cannot audit the input" in line:
                 return f"the last-resort message: {line[:200]!r}"

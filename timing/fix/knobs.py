@@ -93,7 +93,7 @@ def knobs(stack: BaseModel) -> tuple[dict[tuple[int, str], Knob], dict[str, Knob
                 for i, item in enumerate(value):
                     if isinstance(item, BaseModel):
                         label = getattr(item, "name", None)
-                        walk(item, here + (i,), f"{shown}.{label if isinstance(label, str) else i}")
+                        walk(item, here + (i,), f"{shown}.{label}" if isinstance(label, str) else f"{shown}[{i}]")
             elif isinstance(value, int) and not isinstance(value, bool) and attr not in FACTS:
                 r = field_range(type(obj), attr)
                 if r is not None:

@@ -37,6 +37,7 @@ from lockstep.timing.fix.edits import ANNOTATIONS, Edit, File, Insert, Plan, att
     render_inserts
 from lockstep.timing.fix.knobs import knobs, with_values
 from lockstep.timing.fix.solve import Conflict, solve
+from lockstep.timing.extract.mesh import ISTIO_PROXY_CONFIG
 from lockstep.timing.inputs import ConfigError, display_name, read_text
 from lockstep.timing.lbkinds import KINDS
 
@@ -136,7 +137,34 @@ def _plan(s: Subject, name: str, new: int, files: Mapping[str, File], ctx: Ctx) 
         return f"{path[-1]} describes it: change what it describes to {new}, then the annotation", res
     if name == "shutdown.drain_s":
         return drain(f, doc, path, new, ctx), res
+    if name.startswith("path["):
+        return _hop(res, f, doc, path, name, new), res
     return put(f, doc, path, str(new), path[:2] == ANNOTATIONS or "annotations" in path), res
+
+
+def _hop(res: Resource, f: File, doc: Any, path: tuple[Any, ...], name: str, new: int) -> Plan:
+    """A delivery-path hop's number where the linker read it, spelt as the manifest spells it: a
+    string of digits (an ingress-nginx ConfigMap key or annotation) stays digits, a duration
+    (`15s`, `1h`: Istio, a `worker-shutdown-timeout`) becomes whole seconds, a number stays a
+    number. An Istio DestinationRule with no pool idle timeout gets one. What is set inside
+    another setting (ProxyConfig in an annotation's YAML, a controller's preStop and flags
+    together) is named for a person to change."""
+    node: Any = doc
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else (
+            node[key] if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node) else None)
+    where = f"{res.kind} {res.name} {'.'.join(map(str, path))}"
+    if path[-1:] == (ISTIO_PROXY_CONFIG,):
+        return f"set terminationDrainDuration: {new}s in the {ISTIO_PROXY_CONFIG} annotation of {res.kind} {res.name}"
+    if isinstance(node, Mapping):
+        if res.kind == "DestinationRule" and name.endswith(".upstream_idle_s") and path[-1:] == ("trafficPolicy",):
+            return put(f, doc, (*path, "connectionPool", "http", "idleTimeout"), f"{new}s", True)
+        return f"make {where} add up to {new}s (the preStop wait and the flags that delay the stop)"
+    if isinstance(node, bool) or node is None:
+        return f"{where} is not a number to replace: set it to {new}s by hand"
+    if isinstance(node, int):
+        return put(f, doc, path, str(new), False)
+    return put(f, doc, path, str(new) if str(node).strip().isdigit() else f"{new}s", True)
 
 
 # ---- the whole fix ---------------------------------------------------------------------------------
@@ -224,7 +252,7 @@ def fix_manifests(paths: list[str], ctx: Ctx, options: dict[str, Any], keep: tup
 
 
 def _matches(pattern: str, s: Subject, name: str, used: set[str]) -> bool:
-    hit = fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(f"{s.key}.{name}", pattern)
+    hit = pattern in (name, f"{s.key}.{name}") or fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(f"{s.key}.{name}", pattern)
     if hit:
         used.add(pattern)
     return hit

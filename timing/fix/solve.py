@@ -253,7 +253,7 @@ def solve(model: BaseModel, judge: Callable[[Any], list[Finding]], rebuild: Call
 def _match_keep(patterns: tuple[str, ...], names: Mapping[str, Knob], hint: str) -> set[str]:
     out: set[str] = set()
     for pattern in patterns:
-        hits = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+        hits = [n for n in names if n == pattern or fnmatch.fnmatchcase(n, pattern)]  # `path[0]` is a name, not a class
         if not hits and hint:
             raise ConfigError([f"--keep {pattern}: names no whole-number field {hint}"])
         out.update(hits)
