@@ -156,10 +156,21 @@ def chain(run_audit, tmp_path, text: str, *, labels: str = f", {M.ISTIO_INJECT}:
     return run, found
 
 
-@pytest.mark.parametrize("host", ["checkout", "checkout.pay", "checkout.pay.svc", "checkout.pay.svc.cluster.local"])
-def test_a_destination_rule_names_its_service_by_any_form_of_its_host(run_audit, tmp_path, host) -> None:
+@pytest.mark.parametrize("host", ["checkout", "checkout.pay.svc.cluster.local"])
+def test_a_destination_rule_names_its_service_by_its_short_or_full_host(run_audit, tmp_path, host) -> None:
     run, found = chain(run_audit, tmp_path, namespace() + rule("dr", "pay", host, "1h"))
     assert [(f["status"], f["message"].count("3600s")) for f in found] == [("error", 1)]
+    assert "default" not in found[0]["message"]  # the rule's own 1 h
+
+
+@pytest.mark.parametrize("host", ["checkout.pay", "checkout.pay.svc"])
+def test_a_dotted_partial_host_names_no_service_as_in_istiod_and_says_so(run_audit, tmp_path, host) -> None:
+    """istiod completes only a host with no dot (ResolveShortnameToFQDN): `checkout.pay` is
+    looked up as written, names no Service, and the rule's 20 s does not apply."""
+    run, found = chain(run_audit, tmp_path, namespace() + rule("dr", "pay", host, "20s"))
+    assert [f["status"] for f in found] == ["error"]
+    assert "(istio-sidecar default)" in found[0]["message"]
+    assert any(f"host {host!r} names no Service" in n and "checkout.pay.svc.cluster.local" in n for n in run.notes())
 
 
 def test_a_short_host_in_another_namespace_is_another_service(run_audit, tmp_path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lockstep.timing.extract import istio_gateway as G
+from lockstep.timing.extract import mesh as M
 from lockstep.timing.extract.nodes import FieldError
 
 
@@ -83,9 +84,10 @@ def test_a_virtual_service_binds_to_its_gateways_each_once_and_never_to_mesh() -
     ("web.shop.svc.cluster.local", "web.shop.svc.cluster.local"),
     ("web.other", "web.other"),  # taken as written (ResolveShortnameToFQDN): no Service's name
     ("*", "*"),
+    ("fd00::1", "fd00::1"),  # an address, as istiod leaves it
 ])
 def test_a_destination_host_without_a_dot_is_relative_to_the_virtual_services_namespace(host, resolved) -> None:
-    assert G.destination_host(host, "shop") == resolved
+    assert M.istio_host(host, "shop") == resolved
 
 
 def test_routes_list_each_destination_host_once_per_http_route_with_its_timeout() -> None:

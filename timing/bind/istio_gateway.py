@@ -127,7 +127,7 @@ def gateway_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
     Service selecting its pods), with where each of its numbers was written."""
     _read_cluster(idx, ctx)
     found, scoped, gateways, by_host = ctx["istio_gateways"]
-    hosts = [f"{s.name}.{s.namespace}.{G.CLUSTER_DOMAIN}" for s in services]
+    hosts = [M.service_host(s.name, s.namespace) for s in services]
     routes = [r for h in dict.fromkeys(hosts) for r in by_host.get(h, [])]
     if not routes:
         return []

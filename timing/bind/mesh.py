@@ -2,8 +2,9 @@
 the pod template, its Namespace, Istio's mesh-wide ConfigMap, and the DestinationRule of the
 Service that selects the pods (`timing.extract.mesh` reads each; this module finds them).
 
-A DestinationRule applies to the Service whose host it names: a short host is relative to the
-rule's own namespace (`api` in `web` is `api.web.svc.cluster.local`). Among several for one
+A DestinationRule applies to the Service whose host it names: a host with no dot is relative to
+the rule's own namespace (`api` in `web` is `api.web.svc.cluster.local`); one with a dot is
+taken as written, as istiod does (`extract.mesh.istio_host`). Among several for one
 host the one in the Service's namespace is judged, else the one in Istio's root namespace
 (`istio-system`), and the others are a note; a wildcard host, or a rule limited to some
 client workloads (`workloadSelector`), is not matched to one Service: a note, never a guess.
@@ -18,33 +19,24 @@ from lockstep.timing.bind.resource import Resource, dig
 from lockstep.timing.extract import mesh as M
 from lockstep.timing.extract.values import ExtractError
 
-CLUSTER_DOMAIN = "svc.cluster.local"
 Origins = dict[str, tuple[Resource, tuple[Any, ...]]]  # field → where it was written
-
-
-def fqdn(host: str, namespace: str) -> str:
-    """A DestinationRule host as Istio resolves it from the rule's namespace."""
-    parts = host.split(".")
-    if len(parts) == 1:
-        return f"{host}.{namespace}.{CLUSTER_DOMAIN}"
-    if len(parts) == 2:
-        return f"{host}.{CLUSTER_DOMAIN}"
-    if len(parts) == 3 and parts[2] == "svc":
-        return f"{host}.cluster.local"
-    return host
 
 
 def destination_rule(services: list[Resource], idx: Index, notes: list[str]) -> Resource | None:
     """The DestinationRule judged for the Services selecting a workload's pods."""
-    hosts = {f"{s.name}.{s.namespace}.{CLUSTER_DOMAIN}": s.namespace for s in services}
+    hosts = {M.service_host(s.name, s.namespace): s.namespace for s in services}
     found = []
     for rule in idx.all("DestinationRule"):
         host = str(dig(rule.obj, "spec", "host") or "")
         if "*" in host:
             notes.append(f"{rule.ref}: wildcard host {host!r} is not matched to one Service: not read")
             continue
-        name = fqdn(host, rule.namespace)
+        name = M.istio_host(host, rule.namespace)
         if name not in hosts:
+            partial = [h for h in hosts if h.startswith(f"{host}.") and host.count(".") in (1, 2)]
+            if partial:  # `api.web`: istiod does not complete a dotted name, so it names nothing
+                notes.append(f"{rule.ref}: host {host!r} names no Service: Istio completes only a name without a dot; "
+                             f"write {partial[0]!r} (or the short name in the Service's namespace): not read")
             continue
         if dig(rule.obj, "spec", "workloadSelector") is not None:
             notes.append(f"{rule.ref}: applies to some client workloads only (workloadSelector): not read")

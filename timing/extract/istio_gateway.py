@@ -48,7 +48,6 @@ ROUTER: Final = "router"  # pilot-agent's node type for a gateway (`proxy router
 TEMPLATES_ANNOTATION: Final = "inject.istio.io/templates"
 GATEWAY_TEMPLATE: Final = "gateway"
 MESH: Final = "mesh"  # the reserved gateway name: the sidecars
-CLUSTER_DOMAIN: Final = "svc.cluster.local"
 # pilot-agent's EXIT_ON_ZERO_ACTIVE_CONNECTIONS (pkg/envoy/agent.go `terminate`): on SIGTERM
 # the agent waits MINIMUM_DRAIN_DURATION, then until no connection is left, instead of
 # terminationDrainDuration: how long it keeps serving then depends on its clients.
@@ -112,11 +111,6 @@ def gateway_refs(virtual_service: Mapping[str, Any], namespace: str) -> list[tup
     return list(dict.fromkeys(r for r in refs if r is not None))
 
 
-def destination_host(host: str, namespace: str) -> str:
-    """A route's destination host as Istio resolves it from the VirtualService's namespace."""
-    return host if "." in host or host == "*" else f"{host}.{namespace}.{CLUSTER_DOMAIN}"
-
-
 def routes(virtual_service: Mapping[str, Any], namespace: str) -> list[tuple[int, str, Any]]:
     """(index in `spec.http`, resolved destination host, raw `timeout` or None) of every HTTP
     route destination, each host once per route."""
@@ -124,7 +118,7 @@ def routes(virtual_service: Mapping[str, Any], namespace: str) -> list[tuple[int
     for i, route in enumerate(items(get(virtual_service, "spec", "http"))):
         hosts = [str(get(r, "destination", "host")) for r in items(get(route, "route"))
                  if isinstance(get(r, "destination", "host"), str)]
-        out += [(i, destination_host(h, namespace), get(route, "timeout")) for h in dict.fromkeys(hosts)]
+        out += [(i, M.istio_host(h, namespace), get(route, "timeout")) for h in dict.fromkeys(hosts)]
     return out
 
 

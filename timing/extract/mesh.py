@@ -53,6 +53,26 @@ ISTIO_HOLD = "holdApplicationUntilProxyStarts"
 LINKERD_AWAIT = "config.linkerd.io/proxy-await"
 LINKERD_AWAITS = {"enabled": True, "disabled": False}
 DESTINATION_RULE_API = "networking.istio.io/v1"  # served since Istio 1.22; v1beta1 before
+# Istio names a Kubernetes Service `<name>.<namespace>.svc.cluster.local` in its registry. A host
+# written in a DestinationRule or a VirtualService route is resolved by istiod's
+# ResolveShortnameToFQDN (pkg/config/model.go): only a name with no dot gets the rule's own
+# namespace and `.svc.<domain>` appended; one with a dot (`api.web`) is taken as written and so
+# matches no Service unless it is the full name; `*` and IP addresses are left as they are. (The
+# DestinationRule reference says short names are read relative to the rule's namespace; the
+# code is what decides the dotted forms.)
+CLUSTER_DOMAIN: Final = "svc.cluster.local"
+
+
+def service_host(name: str, namespace: str) -> str:
+    """A Service's host name in Istio's registry."""
+    return f"{name}.{namespace}.{CLUSTER_DOMAIN}"
+
+
+def istio_host(host: str, namespace: str) -> str:
+    """A host named in an Istio resource of `namespace`, as istiod resolves it."""
+    return host if "." in host or host == "*" or ":" in host else service_host(host, namespace)
+
+
 UNDECIDED_NOTE: Final = (f"not in the input: no mesh proxy assumed for its workloads that say nothing (its "
                          f"{ISTIO_NAMESPACE_LABEL} or {ISTIO_REVISION_LABEL} label, or {LINKERD_INJECT} annotation, decides it)")
 
