@@ -253,3 +253,21 @@ def test_a_hops_numbers_are_written_where_the_linker_read_them_as_the_manifest_s
     for c in changes:
         if not c.written:
             assert c.field == "path[0].drain_s" and f"terminationDrainDuration: {c.new}s" in c.by_hand, c
+
+
+def test_a_destination_rule_without_a_pool_idle_timeout_gets_one(tmp_path):
+    """The Service's DestinationRule states no idle timeout (Istio's 1 h applies): the fix adds
+    trafficPolicy.connectionPool.http.idleTimeout to it, and the patched rule reads back."""
+    paths, ctx, options = case("mesh-proxies")
+    files = sorted(Path(paths[0]).glob("*.yaml"))
+    for f in files:
+        text = f.read_text()
+        stated = "  trafficPolicy:\n    connectionPool:\n      http:\n        idleTimeout: 1h\n"
+        (tmp_path / f.name).write_text(text.replace(stated, "") if stated in text else text)
+    assert "idleTimeout" not in "".join(f.read_text() for f in tmp_path.iterdir())
+    r = fix_manifests([str(tmp_path)], ctx, options)
+    [change] = [c for fx in r.fixes for c in fx.changes if c.field == "path[0].upstream_idle_s"]
+    assert change.old == 3600 and change.written, change
+    patched = "".join(r.patched.values())
+    rule = [d for d in yaml.safe_load_all(patched) if d and d.get("kind") == "DestinationRule"]
+    assert [d["spec"]["trafficPolicy"]["connectionPool"]["http"]["idleTimeout"] for d in rule] == [f"{change.new}s"]

@@ -156,9 +156,9 @@ def _hop(res: Resource, f: File, doc: Any, path: tuple[Any, ...], name: str, new
     where = f"{res.kind} {res.name} {'.'.join(map(str, path))}"
     if path[-1:] == (ISTIO_PROXY_CONFIG,):
         return f"set terminationDrainDuration: {new}s in the {ISTIO_PROXY_CONFIG} annotation of {res.kind} {res.name}"
+    if res.kind == "DestinationRule" and path[-1:] == ("trafficPolicy",):  # the pool idle, stated or not
+        return put(f, doc, (*path, "connectionPool", "http", "idleTimeout"), f"{new}s", True)
     if isinstance(node, Mapping):
-        if res.kind == "DestinationRule" and name.endswith(".upstream_idle_s") and path[-1:] == ("trafficPolicy",):
-            return put(f, doc, (*path, "connectionPool", "http", "idleTimeout"), f"{new}s", True)
         return f"make {where} add up to {new}s (the preStop wait and the flags that delay the stop)"
     if isinstance(node, bool) or node is None:
         return f"{where} is not a number to replace: set it to {new}s by hand"
