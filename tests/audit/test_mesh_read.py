@@ -230,3 +230,33 @@ def test_a_bad_destination_rule_is_one_line_naming_it_and_its_line(run_audit, tm
     at = int(re.search(r"DestinationRule pay/dr \(.*m\.yaml:(\d+)\)", line[0]).group(1))
     assert file.read_text().splitlines()[at - 1].startswith("apiVersion: networking.istio.io/")  # the rule's own line
     assert "Traceback" not in run.err
+
+
+@pytest.mark.parametrize("stated", [True, False])
+def test_audit_fix_writes_a_linkerd_drain_into_the_pod_annotation_stated_or_not(rendered, tmp_path, stated) -> None:
+    """checkout's Linkerd proxy waits 15 s before exit (or Linkerd's 0 when the annotation is
+    absent): --fix sets config.alpha.linkerd.io/proxy-wait-before-exit-seconds as the string of
+    seconds Linkerd reads, adding the annotation when the pod leaves it out; the patched
+    manifests are audited again and the drain reads back."""
+    pytest.importorskip("z3")
+    from lockstep.timing import limits as L
+    from lockstep.timing.context import Ctx
+    from lockstep.timing.fix.manifests import fix_manifests
+
+    root = tmp_path / "r"
+    subprocess.run(["cp", "-r", str(rendered), str(root)], check=True)
+    edit_checkout(root, None, None, "15")
+    if not stated:
+        path = root / "k8s" / CHECKOUT
+        docs = list(yaml.safe_load_all(path.read_text()))
+        for doc in docs:
+            if doc["kind"] == "Deployment":
+                del doc["spec"]["template"]["metadata"]["annotations"][M.LINKERD_WAIT]
+        path.write_text(yaml.safe_dump_all(docs))
+    files = [str(root / "k8s")] + [str(p) for p in sorted((root / "aws").glob("*.json")) if p.name != "failover.json"]
+    r = fix_manifests(files, Ctx(L.MARGIN_DEFAULT, (1, 30)), {})
+    [change] = [c for fx in r.fixes if fx.key == "web/Deployment/checkout" for c in fx.changes if c.field == "path[0].drain_s"]
+    assert change.old == (15 if stated else 0) and change.new > change.old and change.written, change
+    patched = yaml.safe_load_all(r.patched[next(f for f in r.patched if f.endswith(CHECKOUT))])
+    [pod] = [d["spec"]["template"]["metadata"] for d in patched if d and d["kind"] == "Deployment"]
+    assert pod["annotations"][M.LINKERD_WAIT] == str(change.new)

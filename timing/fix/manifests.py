@@ -32,12 +32,12 @@ from lockstep.timing.bind.lbs import ATTRIBUTES
 from lockstep.timing.bind.link import Subject
 from lockstep.timing.bind.resource import AWS_KINDS, Resource
 from lockstep.timing.context import Ctx
+from lockstep.timing.extract.mesh import ISTIO_PROXY_CONFIG
 from lockstep.timing.findings import Finding
 from lockstep.timing.fix.edits import ANNOTATIONS, Edit, File, Insert, Plan, attribute, drain, insert_key, put, \
     render_inserts
 from lockstep.timing.fix.knobs import knobs, with_values
 from lockstep.timing.fix.solve import Conflict, solve
-from lockstep.timing.extract.mesh import ISTIO_PROXY_CONFIG
 from lockstep.timing.inputs import ConfigError, display_name, read_text
 from lockstep.timing.lbkinds import KINDS
 
@@ -138,15 +138,16 @@ def _plan(s: Subject, name: str, new: int, files: Mapping[str, File], ctx: Ctx) 
     if name == "shutdown.drain_s":
         return drain(f, doc, path, new, ctx), res
     if name.startswith("path["):
-        return _hop(res, f, doc, path, name, new), res
+        return _hop(res, f, doc, path, new), res
     return put(f, doc, path, str(new), path[:2] == ANNOTATIONS or "annotations" in path), res
 
 
-def _hop(res: Resource, f: File, doc: Any, path: tuple[Any, ...], name: str, new: int) -> Plan:
+def _hop(res: Resource, f: File, doc: Any, path: tuple[Any, ...], new: int) -> Plan:
     """A delivery-path hop's number where the linker read it, spelt as the manifest spells it: a
     string of digits (an ingress-nginx ConfigMap key or annotation) stays digits, a duration
     (`15s`, `1h`: Istio, a `worker-shutdown-timeout`) becomes whole seconds, a number stays a
-    number. An Istio DestinationRule with no pool idle timeout gets one. What is set inside
+    number. An Istio DestinationRule with no pool idle timeout gets one, a pod template without a
+    Linkerd wait annotation gets it (a string of seconds, as Linkerd reads it). What is set inside
     another setting (ProxyConfig in an annotation's YAML, a controller's preStop and flags
     together) is named for a person to change."""
     node: Any = doc
@@ -160,6 +161,8 @@ def _hop(res: Resource, f: File, doc: Any, path: tuple[Any, ...], name: str, new
         return put(f, doc, (*path, "connectionPool", "http", "idleTimeout"), f"{new}s", True)
     if isinstance(node, Mapping):
         return f"make {where} add up to {new}s (the preStop wait and the flags that delay the stop)"
+    if node is None and "annotations" in path:
+        return put(f, doc, path, str(new), True)
     if isinstance(node, bool) or node is None:
         return f"{where} is not a number to replace: set it to {new}s by hand"
     if isinstance(node, int):
