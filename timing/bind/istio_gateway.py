@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from lockstep.timing.bind.index import Index
-from lockstep.timing.bind.mesh import Origins, destination_rule, read_from
+from lockstep.timing.bind.mesh import POD_ANNOTATIONS, Origins, destination_rule, mesh_config, read_from
 from lockstep.timing.bind.nginx import nginx_path
 from lockstep.timing.bind.resource import Resource, dig, pod_labels
 from lockstep.timing.extract import istio_gateway as G
@@ -45,14 +45,8 @@ from lockstep.timing.extract import mesh as M
 from lockstep.timing.hopkinds import ISTIO_GATEWAY
 from lockstep.timing.model import Service
 
-POD_ANNOTATIONS = ("spec", "template", "metadata", "annotations")
 DRAIN = "drain_s"
 Route = tuple[Resource, int, Any, list[tuple[str, str]]]  # VirtualService, http index, raw timeout, Gateways
-
-
-def mesh_config(idx: Index) -> Resource | None:
-    ns, name, _ = M.ISTIO_MESH_CONFIG
-    return next((c for c in idx.of("ConfigMap", ns) if c.name == name), None)
 
 
 def _read_cluster(idx: Index, ctx: dict[str, Any]) -> None:
@@ -155,14 +149,12 @@ def gateway_path(services: list[Resource], idx: Index, ctx: dict[str, Any],
     if shortest is not None:
         hop["request_timeout_s"] = shortest[0]
         origins["request_timeout_s"] = (shortest[1], ("spec", "http", shortest[2], "timeout"))
-    seen: list[str] = []
-    rule = destination_rule(services, idx, seen)
-    notes += [n for n in seen if n not in notes]  # the mesh hop may report the same rule
+    rule = destination_rule(services, idx, notes)  # the mesh hop may note the same rule: a subject's notes are once each
     if rule is not None:
         idle = read_from(rule, lambda: M.destination_idle(rule.obj))
         if idle is not None:
             hop["upstream_idle_s"] = idle
-            origins["upstream_idle_s"] = (rule, ("spec", "trafficPolicy", "connectionPool", "http", "idleTimeout"))
+            origins["upstream_idle_s"] = (rule, M.DESTINATION_IDLE)
     return [(hop, origins)]
 
 

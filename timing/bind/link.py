@@ -176,7 +176,9 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
         workload, selecting, idx, notes, ctx["mesh_undecided"])
     path = tuple(h for h, _ in hops)  # outermost first: the ingress proxy, then the pod's own
     path_origins = {f"path[{i}].{f}": o for i, (_, og) in enumerate(hops) for f, o in og.items()}
-    drain, field_origins = own_drain(workload, idx, notes) if gateway else (None, {})
+    drain, own_origins = own_drain(workload, idx, notes) if gateway else (None, {})
+    field_origins = {f"shutdown.{f}": o for f, o in own_origins.items()}
+    notes = list(dict.fromkeys(notes))  # two hops may note the same resource (a DestinationRule)
     out = []
     for src in sources or [None]:
         own = list(notes)
@@ -191,7 +193,7 @@ def subjects_of(workload: Resource, idx: Index, ctx: dict[str, Any]) -> list[Sub
             own.append("defaults applied: " + ", ".join(src.defaults))
         ns = idx.namespaces.get(workload.namespace) if gate is not None else None
         out.append(Subject(workload, svc, src, pdb_res, hpa_res, ns, own, path_origins=path_origins,
-                           field_origins={f"shutdown.{f}": o for f, o in field_origins.items()}))
+                           field_origins=field_origins))
     return out
 
 

@@ -20,6 +20,13 @@ from lockstep.timing.extract import mesh as M
 from lockstep.timing.extract.values import ExtractError
 
 Origins = dict[str, tuple[Resource, tuple[Any, ...]]]  # field → where it was written
+POD_ANNOTATIONS = ("spec", "template", "metadata", "annotations")
+
+
+def mesh_config(idx: Index) -> Resource | None:
+    """Istio's mesh-wide ConfigMap (`istio` in `istio-system`), if the input has it."""
+    ns, name, _ = M.ISTIO_MESH_CONFIG
+    return next((c for c in idx.of("ConfigMap", ns) if c.name == name), None)
 
 
 def destination_rule(services: list[Resource], idx: Index, notes: list[str]) -> Resource | None:
@@ -72,12 +79,12 @@ def mesh_path(workload: Resource, services: list[Resource], idx: Index, notes: l
         undecided.add(workload.namespace)
     if kind is None:
         return []
-    pod = ("spec", "template", "metadata", "annotations")
+    pod = POD_ANNOTATIONS
     hop: dict[str, Any] = {"kind": kind}
     origins: Origins = {}
     if kind == "istio-sidecar":
-        ns, name, key = M.ISTIO_MESH_CONFIG
-        mesh = next((c for c in idx.of("ConfigMap", ns) if c.name == name), None)
+        key = M.ISTIO_MESH_CONFIG[2]
+        mesh = mesh_config(idx)
         hop["drain_s"] = M.istio_drain(annotations)
         origins["drain_s"] = (workload, (*pod, M.ISTIO_PROXY_CONFIG))
         if hop["drain_s"] is None and mesh is not None:
@@ -92,7 +99,7 @@ def mesh_path(workload: Resource, services: list[Resource], idx: Index, notes: l
         rule = destination_rule(services, idx, notes)
         if rule is not None:
             hop["upstream_idle_s"] = read_from(rule, lambda: M.destination_idle(rule.obj))
-            origins["upstream_idle_s"] = (rule, ("spec", "trafficPolicy"))
+            origins["upstream_idle_s"] = (rule, M.DESTINATION_IDLE[:2])  # stated or not: its line is the policy's
     else:
         hop["drain_s"] = M.linkerd_drain(annotations, namespace.obj if namespace else None)
         origins["drain_s"] = (workload, (*pod, M.LINKERD_WAIT))

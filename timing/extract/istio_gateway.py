@@ -35,7 +35,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-import yaml
 
 from lockstep.timing.extract import mesh as M
 from lockstep.timing.extract.ingress_nginx import GO_TRUE  # istio pkg/env reads a bool env var with Go's ParseBool
@@ -153,19 +152,10 @@ def proxy_configs(pod_annotations: Mapping[str, Any], mesh_configmap: Mapping[st
     """The ProxyConfigs that set a gateway pod's proxy, most specific first: its own
     `proxy.istio.io/config` annotation, then the mesh-wide `defaultConfig` (the `istio`
     ConfigMap's `mesh` key; `timing.extract.mesh` reads the drain from the same two)."""
-    own = _yaml(pod_annotations.get(M.ISTIO_PROXY_CONFIG), f"metadata.annotations.{M.ISTIO_PROXY_CONFIG}")
+    own = M.embedded_yaml(pod_annotations.get(M.ISTIO_PROXY_CONFIG), f"metadata.annotations.{M.ISTIO_PROXY_CONFIG}")
     key = M.ISTIO_MESH_CONFIG[2]
-    mesh = _yaml(get(mesh_configmap, "data", key), f"data.{key}")
+    mesh = M.embedded_yaml(get(mesh_configmap, "data", key), f"data.{key}")
     return [own, get(mesh, "defaultConfig")]
-
-
-def _yaml(raw: Any, where: str) -> Any:
-    if not isinstance(raw, str):  # absent, or a mapping already (a Pulumi input)
-        return raw
-    try:
-        return yaml.safe_load(raw)
-    except yaml.YAMLError as err:
-        raise FieldError(f"{where}: not YAML ({str(err).splitlines()[0]})") from None
 
 
 # istiod's PILOT_SCOPE_GATEWAY_TO_NAMESPACE (pilot/pkg/features, false unless set; read by

@@ -52,6 +52,8 @@ ISTIO_NATIVE = "sidecar.istio.io/nativeSidecar"
 ISTIO_HOLD = "holdApplicationUntilProxyStarts"
 LINKERD_AWAIT = "config.linkerd.io/proxy-await"
 LINKERD_AWAITS = {"enabled": True, "disabled": False}
+# Where a DestinationRule sets its HTTP pool's idle timeout (Istio's 1 h when it does not).
+DESTINATION_IDLE: Final = ("spec", "trafficPolicy", "connectionPool", "http", "idleTimeout")
 DESTINATION_RULE_API = "networking.istio.io/v1"  # served since Istio 1.22; v1beta1 before
 # Istio names a Kubernetes Service `<name>.<namespace>.svc.cluster.local` in its registry. A host
 # written in a DestinationRule or a VirtualService route is resolved by istiod's
@@ -101,7 +103,7 @@ def istio_drain(pod_annotations: Mapping[str, Any]) -> int | None:
     """terminationDrainDuration in whole seconds from the pod's ProxyConfig annotation; None:
     it states none (the mesh-wide default then applies: the annotation is merged over it)."""
     where = f"metadata.annotations.{ISTIO_PROXY_CONFIG}"
-    own = _yaml(pod_annotations.get(ISTIO_PROXY_CONFIG), where)
+    own = embedded_yaml(pod_annotations.get(ISTIO_PROXY_CONFIG), where)
     drain = own.get("terminationDrainDuration") if isinstance(own, dict) else None
     return None if drain is None else duration_s(drain, f"{where}.terminationDrainDuration")
 
@@ -109,7 +111,7 @@ def istio_drain(pod_annotations: Mapping[str, Any]) -> int | None:
 def istio_mesh_drain(mesh_configmap: Mapping[str, Any]) -> int | None:
     """The mesh-wide terminationDrainDuration: `defaultConfig` of the `istio` ConfigMap's mesh config."""
     key = ISTIO_MESH_CONFIG[2]
-    mesh = _yaml(get(mesh_configmap, "data", key), f"data.{key}")
+    mesh = embedded_yaml(get(mesh_configmap, "data", key), f"data.{key}")
     drain = get(mesh, "defaultConfig", "terminationDrainDuration")
     return None if drain is None else duration_s(drain, f"data.{key}.defaultConfig.terminationDrainDuration")
 
@@ -126,11 +128,11 @@ def istio_app_waits(pod_annotations: Mapping[str, Any], mesh_configmap: Mapping[
     `holdApplicationUntilProxyStarts` (the pod's over the mesh-wide default, off unless set);
     None where istiod's native-sidecar mode would decide."""
     where = f"metadata.annotations.{ISTIO_PROXY_CONFIG}"
-    own = _yaml(pod_annotations.get(ISTIO_PROXY_CONFIG), where)
+    own = embedded_yaml(pod_annotations.get(ISTIO_PROXY_CONFIG), where)
     hold = _flag(own.get(ISTIO_HOLD) if isinstance(own, dict) else None, f"{where}.{ISTIO_HOLD}")
     if hold is None and mesh_configmap is not None:
         key = ISTIO_MESH_CONFIG[2]
-        mesh = _yaml(get(mesh_configmap, "data", key), f"data.{key}")
+        mesh = embedded_yaml(get(mesh_configmap, "data", key), f"data.{key}")
         hold = _flag(get(mesh, "defaultConfig", ISTIO_HOLD), f"data.{key}.defaultConfig.{ISTIO_HOLD}")
     native = _text(pod_annotations.get(ISTIO_NATIVE))
     if native not in (None, "true", "false"):
@@ -151,7 +153,8 @@ def linkerd_app_waits(pod_annotations: Mapping[str, Any], namespace: Mapping[str
     return LINKERD_AWAITS[_text(raw)]
 
 
-def _yaml(raw: Any, where: str) -> Any:
+def embedded_yaml(raw: Any, where: str) -> Any:
+    """A setting written as YAML inside a string (a ProxyConfig annotation, the mesh config)."""
     if not isinstance(raw, str):  # absent, or a mapping already (a Pulumi input)
         return raw
     try:
@@ -162,8 +165,8 @@ def _yaml(raw: Any, where: str) -> Any:
 
 def destination_idle(rule: Mapping[str, Any]) -> int | None:
     """A DestinationRule's HTTP pool idle timeout in whole seconds; None: it sets none."""
-    raw = get(rule, "spec", "trafficPolicy", "connectionPool", "http", "idleTimeout")
-    return None if raw is None else duration_s(raw, "spec.trafficPolicy.connectionPool.http.idleTimeout")
+    raw = get(rule, *DESTINATION_IDLE)
+    return None if raw is None else duration_s(raw, ".".join(DESTINATION_IDLE))
 
 
 def linkerd_drain(pod_annotations: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> int | None:

@@ -9,6 +9,7 @@ keeps it at its number.
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from typing import Annotated, Any, Mapping, TypeVar, Union, get_args, get_origin
 
@@ -76,6 +77,12 @@ def field_range(cls: type[BaseModel], name: str) -> tuple[int, int] | None:
     info = cls.model_fields[name]
     lo, hi = _bounds(info.annotation, list(info.metadata))
     return None if lo is None or hi is None else (lo, hi)
+
+
+def keep_matches(name: str, pattern: str) -> bool:
+    """Whether a `--keep` argument names the field: the name itself (`path[0].drain_s`, whose
+    brackets fnmatch would read as a character class), or a pattern (`services.*.lb.*`)."""
+    return name == pattern or fnmatch.fnmatchcase(name, pattern)
 
 
 def knobs(stack: BaseModel) -> tuple[dict[tuple[int, str], Knob], dict[str, Knob]]:

@@ -19,7 +19,6 @@ back as its number; one that does not is withheld, with the reason.
 from __future__ import annotations
 
 import difflib
-import fnmatch
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
@@ -32,11 +31,11 @@ from lockstep.timing.bind.lbs import ATTRIBUTES
 from lockstep.timing.bind.link import Subject
 from lockstep.timing.bind.resource import AWS_KINDS, Resource
 from lockstep.timing.context import Ctx
-from lockstep.timing.extract.mesh import ISTIO_PROXY_CONFIG
+from lockstep.timing.extract.mesh import DESTINATION_IDLE, ISTIO_PROXY_CONFIG
 from lockstep.timing.findings import Finding
 from lockstep.timing.fix.edits import ANNOTATIONS, Edit, File, Insert, Plan, attribute, drain, insert_key, put, \
     render_inserts
-from lockstep.timing.fix.knobs import knobs, with_values
+from lockstep.timing.fix.knobs import keep_matches, knobs, with_values
 from lockstep.timing.fix.solve import Conflict, solve
 from lockstep.timing.inputs import ConfigError, display_name, read_text
 from lockstep.timing.lbkinds import KINDS
@@ -154,11 +153,11 @@ def _hop(res: Resource, f: File, doc: Any, path: tuple[Any, ...], new: int) -> P
     for key in path:
         node = node.get(key) if isinstance(node, Mapping) else (
             node[key] if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node) else None)
-    where = f"{res.kind} {res.name} {'.'.join(map(str, path))}"
+    where = f"{res.ref} {'.'.join(map(str, path))}"
     if path[-1:] == (ISTIO_PROXY_CONFIG,):
-        return f"set terminationDrainDuration: {new}s in the {ISTIO_PROXY_CONFIG} annotation of {res.kind} {res.name}"
-    if res.kind == "DestinationRule" and path[-1:] == ("trafficPolicy",):  # the pool idle, stated or not
-        return put(f, doc, (*path, "connectionPool", "http", "idleTimeout"), f"{new}s", True)
+        return f"set terminationDrainDuration: {new}s in the {ISTIO_PROXY_CONFIG} annotation of {res.ref}"
+    if res.kind == "DestinationRule" and path == DESTINATION_IDLE[:len(path)]:  # the pool idle, stated or not
+        return put(f, doc, DESTINATION_IDLE, f"{new}s", True)
     if isinstance(node, Mapping):
         return f"make {where} add up to {new}s (the preStop wait and the flags that delay the stop)"
     if node is None and "annotations" in path:
@@ -255,7 +254,7 @@ def fix_manifests(paths: list[str], ctx: Ctx, options: dict[str, Any], keep: tup
 
 
 def _matches(pattern: str, s: Subject, name: str, used: set[str]) -> bool:
-    hit = pattern in (name, f"{s.key}.{name}") or fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(f"{s.key}.{name}", pattern)
+    hit = keep_matches(name, pattern) or keep_matches(f"{s.key}.{name}", pattern)
     if hit:
         used.add(pattern)
     return hit

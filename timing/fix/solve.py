@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from lockstep.timing.config import ConfigError, stack_from_config
 from lockstep.timing.expr import Expr, leaves
 from lockstep.timing.findings import PRETTY, Finding
-from lockstep.timing.fix.knobs import Knob, Path, knobs, set_path
+from lockstep.timing.fix.knobs import Knob, Path, keep_matches, knobs, set_path
 from lockstep.timing.fix.translate import holds, translatable
 from lockstep.timing.invariants import evaluate
 from lockstep.timing.model import Stack
@@ -253,7 +253,7 @@ def solve(model: BaseModel, judge: Callable[[Any], list[Finding]], rebuild: Call
 def _match_keep(patterns: tuple[str, ...], names: Mapping[str, Knob], hint: str) -> set[str]:
     out: set[str] = set()
     for pattern in patterns:
-        hits = [n for n in names if n == pattern or fnmatch.fnmatchcase(n, pattern)]  # `path[0]` is a name, not a class
+        hits = [n for n in names if keep_matches(n, pattern)]
         if not hits and hint:
             raise ConfigError([f"--keep {pattern}: names no whole-number field {hint}"])
         out.update(hits)
