@@ -98,11 +98,7 @@ def _shorter(message: str, value: object) -> str:
 def one_line(text: str) -> str:
     """A message as one line of at most `LINE_CHARS` characters, the middle cut if it is longer
     (the end says what is wrong: it must not be the part that goes)."""
-    text = " ".join(text.splitlines())
-    if len(text) <= LINE_CHARS:
-        return text
-    head = LINE_CHARS // 2
-    return text[:head] + "…" + text[len(text) - (LINE_CHARS - head - 1):]
+    return textio.cut_middle(" ".join(text.splitlines()), LINE_CHARS)
 
 
 def version() -> str:

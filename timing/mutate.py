@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
-from lockstep.timing.invariants import evaluate
+from lockstep.timing.invariants import errors, evaluate
 from lockstep.timing.model import Stack
 from lockstep.timing.mutate_judge import RULE_INDEX, Baseline, Statuses, Variant, statuses
 from lockstep.timing.mutate_model import Mutant, Path, build, field_range, numbers, with_value
@@ -237,7 +237,7 @@ def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 
     tasks = [(path, value) for path, value in numbers(stack.model_dump())
              if only is None or ".".join(str(p) for p in path).startswith(only)]
     report = MutationReport(phases=phases, rate=rate, numbers=len(tasks), jobs=max(1, jobs))
-    report.baseline_errors = tuple(sorted({f.id for f in evaluate(stack) if f.status == "error"}))
+    report.baseline_errors = tuple(sorted({f.id for f in errors(evaluate(stack))}))
     with _workers(jobs, stack, sim) as spread:
         bases = {s.name: unnamed(s) for s in base_specs}
         first = list(dict.fromkeys((b, sc) for b in bases.values() for sc in scenarios))

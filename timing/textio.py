@@ -99,6 +99,14 @@ def cut(value: Any, limit: int = SHOWN_CHARS) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+def cut_middle(text: str, limit: int) -> str:
+    """Text of at most `limit` characters: whole, or its start and its end with `…` between."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    return text[:head] + "…" + text[len(text) - (limit - head - 1):]
+
+
 def cut_text(text: str, limit: int = SHOWN_CHARS) -> str:
     """A name (a path, a key) shown as itself, or its first `limit` characters and `…`."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
