@@ -123,6 +123,24 @@ spec: {host: web.shop.svc.cluster.local, trafficPolicy: {connectionPool: {http: 
     assert origins["path[0].drain_s"][0].ref == "Deployment istio-ingress/public"
 
 
+def test_a_meshed_app_behind_a_gateway_notes_its_destination_rules_once() -> None:
+    """The gateway hop and the pod's sidecar hop both read the Service's DestinationRule; with two
+    rules naming the Service, the subject says which one is judged once, not once per hop."""
+    rules = "".join(f"""
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {{name: web, namespace: {ns}}}
+spec: {{host: web.shop.svc.cluster.local, trafficPolicy: {{connectionPool: {{http: {{idleTimeout: 60s}}}}}}}}
+""" for ns in ("shop", "istio-system"))
+    meshed = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: enabled}}\n"
+    result = linked(APP, meshed, rules, gateway(), gateway_workload(), virtual_service())
+    web = subject(result, "shop/Deployment/web")
+    assert [h.kind for h in web.service.path] == ["istio-gateway", "istio-sidecar"]
+    judged = [n for n in web.notes if n.startswith("2 DestinationRules name these pods' Service")]
+    assert judged == ["2 DestinationRules name these pods' Service; judged: DestinationRule shop/web"]
+
+
 def test_of_several_route_timeouts_the_shortest_is_judged_and_a_note_says_so() -> None:
     http = "[{timeout: 90s, route: [{destination: {host: web}}]}, {timeout: 1m, route: [{destination: {host: web}}]}]"
     result = linked(APP, gateway(), gateway_workload(), virtual_service(http=http),
