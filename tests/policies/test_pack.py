@@ -5,8 +5,11 @@ configuration reaches the rules, and the pack is only constructed in __main__.""
 from __future__ import annotations
 
 import runpy
+from collections.abc import Mapping
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 import pulumi_policy
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
@@ -208,3 +211,58 @@ def test_the_pack_has_one_policy_per_severity_of_every_rule_resources_decide_and
             expected.append(f"{r.id}-advisory" if "error" in r.severities else r.id)
     names = [p.name for p in all_policies()]
     assert sorted(names) == sorted(expected + [ACCEPTED, READABLE, LINKED])
+
+
+# Props as the engine hands them over: JSON values (every number a float), some unknown.
+_UNKNOWNS = [getattr(pulumi_policy.proxy, n) for n in dir(pulumi_policy.proxy) if n.startswith("UNKNOWN_")]
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False) | st.integers()
+    | st.text(max_size=4) | st.sampled_from(_UNKNOWNS),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=25)
+
+
+class _Generic(Mapping):
+    """A mapping no fast path knows: plain() reads it item by item, through the proxy."""
+
+    def __init__(self, proxy):
+        self.proxy = proxy
+
+    def __getitem__(self, key):
+        return self.proxy[key]
+
+    def __iter__(self):
+        return iter(self.proxy)
+
+    def __len__(self):
+        return len(self.proxy)
+
+
+@given(st.dictionaries(st.text(max_size=4), _JSON, max_size=5))
+def test_props_behind_the_engines_proxy_convert_as_through_the_generic_mapping_path(props):
+    from pulumi_policy.proxy import unknown_checking_proxy
+
+    from lockstep.policies.resources import plain
+    from lockstep.timing.bind.resource import UNKNOWN
+
+    def expected(v):
+        if isinstance(v, dict):
+            return {k: expected(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [expected(x) for x in v]
+        if v in _UNKNOWNS:
+            return UNKNOWN
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+
+    fast = plain(unknown_checking_proxy(props))
+    assert fast == plain(_Generic(unknown_checking_proxy(props)))
+    assert fast == expected(props)
+    assert all(type(a) is type(b) for a, b in zip(_leaves(fast), _leaves(expected(props))))
+
+
+def _leaves(v):
+    if isinstance(v, dict):
+        return [x for item in v.values() for x in _leaves(item)]
+    if isinstance(v, list):
+        return [x for item in v for x in _leaves(item)]
+    return [v]
