@@ -110,3 +110,68 @@ def test_the_stats_runs_modules_are_every_item_once_largest_first(runner):
     assert [len(g) for g in groups] == [5, 2, 1]
     assert sorted(i.nodeid for g in groups for i in g) == sorted(i.nodeid for i in items)
     assert all(len({i.nodeid.split("::")[0] for i in g}) == 1 for g in groups)
+
+
+@given(env=st.none() | st.text(max_size=40), local=st.none() | st.text(max_size=40))
+def test_the_mutant_under_test_is_mutmuts_answer_in_every_state(runner, env, local):
+    """Set in the environment or not, recorded in the process or not, changed between calls:
+    the fast lookup answers what mutmut's own `get_mutant_under_test` does."""
+    import os
+
+    import mutmut.mutation.trampoline as trampoline
+
+    saved_env, saved_local = os.environ.get("MUTANT_UNDER_TEST"), trampoline._mutant_under_test
+    try:
+        trampoline._mutant_under_test = local
+        for value in (env, "pkg.mod.x_f__mutmut_1", None, env):
+            if value is None:
+                os.environ.pop("MUTANT_UNDER_TEST", None)
+            elif "\0" not in value:
+                os.environ["MUTANT_UNDER_TEST"] = value
+            assert runner._mutant_under_test() == _mutmuts_answer()
+    finally:
+        trampoline._mutant_under_test = saved_local
+        if saved_env is None:
+            os.environ.pop("MUTANT_UNDER_TEST", None)
+        else:
+            os.environ["MUTANT_UNDER_TEST"] = saved_env
+
+
+def _mutmuts_answer() -> str:
+    """mutmut 3.8.1's `get_mutant_under_test`, as it reads (the script replaces it in the gate's process)."""
+    import os
+
+    import mutmut.mutation.trampoline as trampoline
+
+    if "MUTANT_UNDER_TEST" in os.environ:
+        return os.environ["MUTANT_UNDER_TEST"]
+    if trampoline._mutant_under_test is not None:
+        return trampoline._mutant_under_test
+    return ""
+
+
+def test_a_failing_tests_report_is_one_line_and_still_a_failure(runner, tmp_path):
+    """In the gate's process a failed test's report carries where and what failed, not the
+    traceback; the report still says the test failed (all the gate reads)."""
+    import _pytest.reports as reports
+
+    (tmp_path / "test_two.py").write_text("def test_breaks():\n    assert 1 == 2\n\n"
+                                          "def test_holds():\n    assert 1 == 1\n")
+    seen = []
+
+    class Collect:
+        def pytest_runtest_logreport(self, report):
+            seen.append(report)
+
+    saved = reports._format_failed_longrepr
+    reports._format_failed_longrepr = runner._one_line_failure
+    try:
+        code = pytest.main([str(tmp_path / "test_two.py"), "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                            "--rootdir", str(tmp_path)], plugins=[Collect()])
+    finally:
+        reports._format_failed_longrepr = saved
+    failed = [r for r in seen if r.failed]
+    assert [r.nodeid for r in failed] == ["test_two.py::test_breaks"]
+    assert str(failed[0].longrepr) == "test_two.py::test_breaks failed in call: AssertionError"
+    assert [r.outcome for r in seen if r.when == "call"] == ["failed", "passed"]
+    assert code == 1
