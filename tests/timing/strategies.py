@@ -8,7 +8,6 @@ silently generating nothing.
 
 from __future__ import annotations
 
-import copy
 import functools
 from typing import Any
 
@@ -28,13 +27,31 @@ API, FOOTBALL, BASKETBALL = 0, 1, 2
 
 
 @functools.lru_cache(maxsize=1)
-def _example_values() -> dict[str, Any]:
-    return lockstep_values(yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))["config"])
+def example_values() -> dict[str, Any]:
+    """The example stack's `lockstep:` values, read once per process (shared: never change it;
+    `base()` and `edit()` hand out copies)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return lockstep_values(yaml.load(EXAMPLE.read_text(encoding="utf-8"), Loader=loader)["config"])
+
+
+# Read at import: the mutation gate forks a child per mutant from the process that collected
+# the tests, so a value read here is read once, not once in each child that needs it.
+example_values()
+
+
+def tree_copy(values: Any) -> Any:
+    """A copy of YAML-shaped data (dicts, lists, scalars): what `copy.deepcopy` gives for it,
+    without deepcopy's memo and dispatch (the tests copy the example thousands of times)."""
+    if isinstance(values, dict):
+        return {key: tree_copy(value) for key, value in values.items()}
+    if isinstance(values, list):
+        return [tree_copy(value) for value in values]
+    return values
 
 
 def base() -> dict[str, Any]:
     """A fresh, mutable copy of the example stack's `lockstep:` values."""
-    return copy.deepcopy(_example_values())
+    return tree_copy(example_values())
 
 
 def _walk(values: Any, path: str) -> tuple[Any, str | int]:
@@ -47,7 +64,7 @@ def _walk(values: Any, path: str) -> tuple[Any, str | int]:
 
 def edit(values: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """Apply `{dotted.path: value}` changes; the value `DELETE` removes the key."""
-    out = copy.deepcopy(values)
+    out = tree_copy(values)
     for path, value in changes.items():
         node, key = _walk(out, path)
         if value is DELETE:

@@ -8,39 +8,27 @@ how the hop kinds' defaults and unknowns enter it.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-import functools
-from pathlib import Path
-from typing import Any
-
-import yaml
-
-from tests.timing.strategies import API, BASKETBALL, DELETE, edit, error_ids, findings_of, only, seconds
-from lockstep.timing.config import lockstep_values
+from tests.timing.strategies import API, BASKETBALL, DELETE, edit, error_ids, example_values, findings_of, only, seconds
 from lockstep.timing.model import Stack
 from lockstep.timing.hopkinds import HOP_KINDS
 from lockstep.timing.path import hops
 
-PATH_EXAMPLE = Path(__file__).resolve().parents[2] / "Pulumi.example.yaml"
 WEB, CHECKOUT = 4, 5  # its service behind ingress-nginx, and its meshed one
 W, C = f"services.{WEB}", f"services.{CHECKOUT}"
 NGINX = HOP_KINDS["ingress-nginx"].defaults
 ISTIO = HOP_KINDS["istio-sidecar"].defaults
 
 
-@functools.lru_cache(maxsize=1)
-def _values() -> dict[str, Any]:
-    return lockstep_values(yaml.safe_load(PATH_EXAMPLE.read_text(encoding="utf-8"))["config"])
-
-
 def build(changes: dict[str, Any] | None = None) -> Stack:
     """The example (with web behind ingress-nginx and the meshed checkout) with `changes`."""
-    return Stack.model_validate(edit(_values(), changes or {}))
+    return Stack.model_validate(edit(example_values(), changes or {}))
 
 
 def drain_of(stack: Stack):
