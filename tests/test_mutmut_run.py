@@ -175,3 +175,80 @@ def test_a_failing_tests_report_is_one_line_and_still_a_failure(runner, tmp_path
     assert str(failed[0].longrepr) == "test_two.py::test_breaks failed in call: AssertionError"
     assert [r.outcome for r in seen if r.when == "call"] == ["failed", "passed"]
     assert code == 1
+
+
+NAMES = ["", "mutant_generation", "fail", "pkg.here.x_f__mutmut_1", "pkg.here.x_f__mutmut_2",
+         "pkg.here.x_f__mutmut_9", "pkg.other.x_f__mutmut_1", "pkg.here.x_g__mutmut_1"]
+
+
+def _wrapped_both(runner):
+    """`f` of a module `pkg.here` with two mutants, wrapped by mutmut's trampoline and the lean one."""
+    def x_f__mutmut_orig(a, b=1):
+        return ("orig", a, b)
+
+    def x_f__mutmut_1(a, b=1):
+        return ("m1", a, b)
+
+    def x_f__mutmut_2(a, b=1):
+        raise ValueError(a)
+
+    out = []
+    for wrap in (runner._ordinary_wrap_in_trampoline, runner._lean_trampoline):
+        mutants = {}
+
+        def f(a, b=1):
+            """f's doc."""
+        f.__module__ = "pkg.here"
+        wrapped = wrap(mutants)(f)
+        mutants.update({"_mutmut_orig": x_f__mutmut_orig, "x_f__mutmut_1": x_f__mutmut_1,
+                        "x_f__mutmut_2": x_f__mutmut_2})  # filled after the decoration, as generated code does
+        out.append(wrapped)
+    return out
+
+
+def _outcome(call):
+    try:
+        return ("returned", call())
+    except Exception as e:  # noqa: BLE001 - the outcome compared, whatever it is
+        return ("raised", type(e).__name__, str(e))
+
+
+@given(names=st.lists(st.sampled_from(NAMES), min_size=1, max_size=8), a=st.integers(), b=st.integers())
+def test_the_lean_trampoline_calls_what_mutmuts_calls_for_each_mutant_under_test_in_turn(runner, names, a, b):
+    import mutmut.mutation.trampoline as trampoline
+
+    ordinary, lean = _wrapped_both(runner)
+    assert lean.__doc__ == ordinary.__doc__ == "f's doc." and lean.__name__ == "f"
+    saved = trampoline._mutant_under_test
+    try:
+        for name in names:
+            trampoline.set_mutant_under_test(name)
+            assert _outcome(lambda: lean(a, b=b)) == _outcome(lambda: ordinary(a, b=b)), name
+    finally:
+        trampoline._mutant_under_test = saved
+        import os
+        os.environ.pop("MUTANT_UNDER_TEST", None)
+
+
+def test_the_stats_run_through_the_lean_trampoline_records_the_call_as_mutmuts_does(runner):
+    import os
+
+    import mutmut.mutation.trampoline as trampoline
+    from mutmut.state import state
+
+    ordinary, lean = _wrapped_both(runner)
+    saved = trampoline._mutant_under_test
+    recorded = []
+    try:
+        for wrapped in (ordinary, lean):
+            trampoline.set_mutant_under_test("pkg.here.x_f__mutmut_1")
+            assert wrapped(1) == ("m1", 1, 1)  # a name remembered first: "stats" must still record
+            trampoline.set_mutant_under_test("stats")
+            state()._stats.clear()
+            assert wrapped(2) == ("orig", 2, 1)
+            recorded.append(set(state()._stats))
+        assert recorded[0] == recorded[1] == {f"{__name__}.x_f"}  # named by the original's module
+    finally:
+        state()._stats.clear()
+        trampoline._mutant_under_test = saved
+        os.environ.pop("MUTANT_UNDER_TEST", None)
