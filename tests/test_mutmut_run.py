@@ -138,16 +138,11 @@ def test_the_mutant_under_test_is_mutmuts_answer_in_every_state(runner, env, loc
 
 
 def _mutmuts_answer() -> str:
-    """mutmut 3.8.1's `get_mutant_under_test`, as it reads (the script replaces it in the gate's process)."""
-    import os
-
+    """mutmut's own `get_mutant_under_test` (the script replaces it only in the gate's process)."""
     import mutmut.mutation.trampoline as trampoline
 
-    if "MUTANT_UNDER_TEST" in os.environ:
-        return os.environ["MUTANT_UNDER_TEST"]
-    if trampoline._mutant_under_test is not None:
-        return trampoline._mutant_under_test
-    return ""
+    assert trampoline.get_mutant_under_test.__module__ == "mutmut.mutation.trampoline"
+    return trampoline.get_mutant_under_test()
 
 
 def test_a_failing_tests_report_is_one_line_and_still_a_failure(runner, tmp_path):
