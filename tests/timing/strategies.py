@@ -11,11 +11,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import yaml
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from lockstep.timing.config import EXAMPLE, lockstep_values
+from lockstep.timing.config import EXAMPLE, read_stack_values
 from lockstep.timing.findings import Finding
 from lockstep.timing.findings import Verdict
 from lockstep.timing.invariants import BY_ID, errors, evaluate
@@ -28,10 +27,9 @@ API, FOOTBALL, BASKETBALL = 0, 1, 2
 
 @functools.lru_cache(maxsize=1)
 def example_values() -> dict[str, Any]:
-    """The example stack's `lockstep:` values, read once per process (shared: never change it;
-    `base()` and `edit()` hand out copies)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return lockstep_values(yaml.load(EXAMPLE.read_text(encoding="utf-8"), Loader=loader)["config"])
+    """The example stack's `lockstep:` values as `lockstep check` reads them, once per process
+    (shared: never change it; `base()` and `edit()` hand out copies)."""
+    return read_stack_values(EXAMPLE)[0]
 
 
 # Read at import: the mutation gate forks a child per mutant from the process that collected
