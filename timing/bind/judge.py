@@ -58,12 +58,15 @@ def subject_findings(s: Subject, ctx: Ctx, seen_tgs: set[int]) -> list[Judgement
     return found
 
 
-def judgements(linked: Linked, ctx: Ctx) -> Iterator[Judgement]:
-    """`judge`'s judgements one subject at a time, in the same order: a caller that places each
-    as it comes (the audit) never holds them all (20,000 on 1,000 workloads)."""
-    seen_tgs: set[int] = set()
-    for s in linked.subjects:
+def subject_judgements(subjects: list[Subject], ctx: Ctx, seen_tgs: set[int]) -> Iterator[Judgement]:
+    """The subjects' judgements in order. A target group two subjects share is judged with the
+    first (`seen_tgs`: the target groups already judged, by `id`; this adds to it)."""
+    for s in subjects:
         yield from subject_findings(s, ctx, seen_tgs)
+
+
+def other_judgements(linked: Linked, ctx: Ctx) -> Iterator[Judgement]:
+    """The lone target groups', the heartbeats' and the failovers' judgements."""
     for t in linked.lone:
         group = f"target group {t.resource.name}"
         yield from [Judgement(f, t.resource, None, group)
@@ -78,6 +81,13 @@ def judgements(linked: Linked, ctx: Ctx) -> Iterator[Judgement]:
         group = f"Route 53 health check {fo.check.name}"
         for f in walk(fo.scene, ctx, RESOURCE_RULES, scopes=("stack",)):
             yield Judgement(f, fo.check, fo.entry, group)
+
+
+def judgements(linked: Linked, ctx: Ctx) -> Iterator[Judgement]:
+    """`judge`'s judgements one subject at a time, in the same order: a caller that places each
+    as it comes (the audit) never holds them all (20,000 on 1,000 workloads)."""
+    yield from subject_judgements(linked.subjects, ctx, set())
+    yield from other_judgements(linked, ctx)
 
 
 def judge(linked: Linked, ctx: Ctx) -> list[Judgement]:

@@ -294,11 +294,33 @@ def failover_links(idx: Index, subjects: list[Subject], options: dict[str, Any],
                                              entry))
 
 
-def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Linked:
-    """Every workload's subjects, lone target groups, heartbeats, the failover, and what could
-    not be linked or read. `options`: propagation delays (`deregistration_propagation_s`,
-    `registration_propagation_s`), `alb_idle_timeout_s` for target groups whose ALB is not in
-    the input, `entry_service` for the failover."""
+@dataclass
+class Plan:
+    """A linking in progress: the index and the shared context every workload is linked in,
+    the workloads to link (`link_workloads`, in any number of slices, in order), and what
+    `finish` adds once they are done."""
+
+    idx: Index
+    ctx: dict[str, Any]
+    options: dict[str, Any]
+    workloads: list[Resource]
+    out: Linked
+
+    @property
+    def links_subjects(self) -> bool:
+        """`finish` reads the workloads' subjects: a heartbeat ConfigMap names the workloads it
+        watches, and a Route 53 failover its entry workload."""
+        return bool(self.idx.checks) or any(isinstance(dig(cm.obj, "data", CONFIGMAP_KEY), str)
+                                            for cm in self.idx.all("ConfigMap"))
+
+
+# What linking a workload adds to the shared context: the resources some workload used (the
+# rest are notes and lone target groups) and the namespaces whose mesh the input leaves open.
+USED = ("used_tgs", "used_pdbs", "used_services", "mesh_undecided")
+
+
+def plan(resources: list[Resource], options: dict[str, Any] | None = None) -> Plan:
+    """The index, the shared context and the workloads to judge (`link`'s first step)."""
     options = dict(options or {})
     propagation = {k: options[k] for k in ("deregistration_propagation_s", "registration_propagation_s")
                    if options.get(k) is not None}
@@ -331,15 +353,33 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
         if id(r) in templates:
             out.notes.append(f"{r.ref} ({r.where}): the pod template of {templates[id(r)].ref} (workloadRef; "
                              "its own replicas are deliberate): judged as the Rollout")
-    for r in judged:
+    return Plan(idx, ctx, options, judged, out)
+
+
+def link_workloads(p: Plan, workloads: list[Resource]) -> None:
+    """Each workload's subjects, or why it is not judged, onto `p.out` (in order)."""
+    out = p.out
+    for r in workloads:
         try:
-            out.subjects += subjects_of(r, idx, ctx)
+            out.subjects += subjects_of(r, p.idx, p.ctx)
         except (X.ExtractError, ValueError) as err:
             if "declares no port" in str(err) or "is modelled" in str(err):
                 # A valid workload the model cannot hold (a queue consumer: no port anywhere).
                 out.not_judged.append((r, str(err)))
             else:
                 out.unreadable.append((r, str(err)))
+
+
+def attach_nodes(subjects: list[Subject], nodes: NodesRead) -> None:
+    """Every subject judged on the cluster's node disruption sources, when the input has them."""
+    for s in subjects if nodes.nodes is not None else ():
+        s.nodes = nodes
+
+
+def finish(p: Plan) -> Linked:
+    """After every workload is linked: lone target groups, the node disruption sources, the
+    heartbeats, the failover, and the notes on what could not be linked."""
+    idx, ctx, out = p.idx, p.ctx, p.out
     for kind, why in OTHER_WORKLOADS.items():
         out.not_judged += [(r, f"{kind}: {why}") for r in idx.all(kind)]
     for tg in idx.target_groups:
@@ -349,20 +389,30 @@ def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Li
             out.notes.append(f"target group {tg.name} ({tg.where}): {lbs.unsupported(tg)} is not modelled")
             continue
         try:
-            out.lone.append(LoneTarget(tg, X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **tg_options)))
+            out.lone.append(LoneTarget(tg, X.target_group(tg.obj, attach_to_arn=idx.attached(tg), **ctx["tg_options"])))
         except (X.ExtractError, ValueError) as err:
             out.unreadable.append((tg, str(err)))
     out.notes += [f"Namespace {ns} {M.UNDECIDED_NOTE}" for ns in sorted(ctx["mesh_undecided"])]
     out.nodes = read_nodes(idx)  # what removes every workload's nodes (timing.bind.nodes)
     out.unreadable += out.nodes.unreadable
     out.notes += out.nodes.report()
-    for s in out.subjects if out.nodes.nodes is not None else ():
-        s.nodes = out.nodes
+    attach_nodes(out.subjects, out.nodes)
     heartbeat_links(idx, out.subjects, out)
-    failover_links(idx, out.subjects, options, out)
+    failover_links(idx, out.subjects, p.options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]
     out.notes += unlinked(idx, ctx, out.warnings) + unexplained(idx, ctx)
     return out
+
+
+def link(resources: list[Resource], options: dict[str, Any] | None = None) -> Linked:
+    """Every workload's subjects, lone target groups, heartbeats, the failover, and what could
+    not be linked or read. `options`: propagation delays (`deregistration_propagation_s`,
+    `registration_propagation_s`), `alb_idle_timeout_s` for target groups whose ALB is not in
+    the input, `entry_service` for the failover. (`plan`, `link_workloads` over every
+    workload, `finish`: the audit links slices of the workloads in worker processes.)"""
+    p = plan(resources, options)
+    link_workloads(p, p.workloads)
+    return finish(p)
 
 
 def unlinked(idx: Index, ctx: dict[str, Any], warnings: list[tuple[Resource, str]]) -> list[str]:
