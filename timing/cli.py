@@ -16,11 +16,14 @@ cannot encode the text, a failed write as one line and exit 2).
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import importlib
+import os
 import sys
+import threading
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from lockstep.timing import textio
 from lockstep.timing.inputs import ConfigError
@@ -197,5 +200,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def entry() -> NoReturn:
+    """The `lockstep` command (and `python -m lockstep`): `main`, then the exit. With one
+    thread and no exit handler registered, nothing is left for the interpreter's own exit but
+    to free every object one by one (0.08 s after an audit of 4,000 documents): the process
+    ends at once instead, its output flushed."""
+    code = main()
+    registered = getattr(atexit, "_ncallbacks", None)  # (CPython's count of exit handlers)
+    if registered is not None and registered() == 0 and threading.active_count() == 1:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # the interpreter's exit reports it, as without this
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -105,7 +105,8 @@ def _spread(rows: list) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from lockstep.timing.config import EXAMPLE, read_stack_file
-    from lockstep.timing.mutate import default_jobs, mutate_stack
+    from lockstep.timing.forked import default_jobs
+    from lockstep.timing.mutate import mutate_stack
 
     _check_args(args)
     scenarios = chosen_scenarios(args)

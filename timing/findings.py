@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from lockstep.timing.frozen import quick_init
+from lockstep.timing.frozen import pickled_by_fields, quick_init
 
 if TYPE_CHECKING:
     from lockstep.timing.expr import Expr  # pragma: no mutate
@@ -24,6 +24,7 @@ NEGATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!=", "in": "not i
 PRETTY = {">=": "≥", ">": ">", "<=": "≤", "<": "<", "==": "=", "!=": "≠", "in": "in", "not in": "not in"}
 
 
+@pickled_by_fields  # the audit sends findings between processes
 @quick_init
 @dataclass(frozen=True, slots=True)
 class Term:
@@ -53,6 +54,7 @@ class Term:
         return f"{self.label} {shown} ({self.source})" if self.source != "" else f"{self.label} {shown}"
 
 
+@pickled_by_fields
 @quick_init
 @dataclass(frozen=True, slots=True)
 class Finding:

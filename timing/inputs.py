@@ -194,6 +194,12 @@ class Map(dict):
     def lines(self) -> dict[Any, int]:
         return dict(zip(self, self._key_lines()))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its line, its key lines and its items (`_map`): a dict subclass with slots
+        is otherwise pickled with a dict of its slots, set again one by one on loading (the
+        audit sends the documents it reads in a second process: 0.06 → 0.04 s for 2,000)."""
+        return _map, (self.line, self.key_lines), None, None, iter(self.items())
+
     def key_line(self, key: Any, default: int) -> int:
         """`self.lines.get(key, default)` without building the dict (locating a finding asks
         this once per key of its path: 18,000 dicts on 4,000 documents)."""
@@ -209,6 +215,22 @@ class Seq(list):
     def __init__(self, *args: Any, line: int = 0) -> None:
         super().__init__(*args)
         self.line = line
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _seq, (self.line,), None, iter(self)
+
+
+def _map(line: int, key_lines: array | None) -> Map:
+    """An empty `Map` (pickle then adds its items)."""
+    m = Map.__new__(Map)
+    m.line, m.key_lines = line, key_lines
+    return m
+
+
+def _seq(line: int) -> Seq:
+    s = Seq.__new__(Seq)
+    s.line = line
+    return s
 
 
 RESOLVED: dict[tuple[str, Any], str] = {}

@@ -18,7 +18,6 @@ process.
 
 from __future__ import annotations
 
-import os
 import resource
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -35,7 +34,7 @@ from lockstep.timing.sim.spec import ServiceSpec, stack_specs
 from lockstep.timing.simulate import DEFAULT_SCENARIOS
 
 __all__ = ["Baseline", "CATEGORIES", "MutationReport", "Mutant", "SimCache", "Verdict", "boundaries", "build",
-           "candidates", "default_jobs", "field_range", "judge", "mutate_stack", "numbers", "with_value"]
+           "candidates", "field_range", "judge", "mutate_stack", "numbers", "with_value"]
 CATEGORIES = ("caught", "gap", "strict", "harmless", "outside", "rejected_by_model")
 
 
@@ -213,14 +212,6 @@ def _noted(job: tuple[ServiceSpec, str]) -> tuple[frozenset[str], str | None]:
 def _run(job: tuple[ServiceSpec, str]) -> str | None:
     assert _sim is not None
     return _sim.run(*job)
-
-
-def default_jobs() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def mutate_stack(stack: Stack, *, phases: int = 2, seed: int = 0, rate: float = 10.0,

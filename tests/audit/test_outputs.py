@@ -200,7 +200,7 @@ def test_an_unexpected_failure_is_still_one_line_and_exit_two(run_audit, monkeyp
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(audit_module.link, "link", broken)
+    monkeypatch.setattr(audit_module.link, "plan", broken)
     run = run_audit(str(SEED))
     assert run.code == 2 and run.out == ""
     assert run.err == "lockstep audit: cannot audit the input: RuntimeError: boom\n"

@@ -45,6 +45,12 @@ def _seconds(text: str) -> int:
     return int(text)
 
 
+def _jobs(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 3 or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes 1–999, got {cut(text)}")
+    return int(text)
+
+
 def _version(text: str) -> str:
     if not VERSION.match(text):
         raise argparse.ArgumentTypeError(f"expected a Kubernetes version like 1.30, got {cut(text)}")
@@ -76,12 +82,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the workload a Route 53 failover's health check reaches (default: the only one "
                              "behind an HTTP(S) target group, else the one whose ALB path pattern matches the "
                              "check's path)")
+    parser.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                        help="processes that read a large file and judge the workloads (default: the cores this "
+                             "process may use; 1: one process); the report is the same for any N")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when the input holds nothing to audit (by default that is "
                              "an input error: a `kubectl get` that failed upstream of a pipe)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.write or args.keep) and not args.fix:
+        raise ConfigError([f"{'--write' if args.write else '--keep'} needs --fix"])
+    if args.write and any(p == "-" for p in args.paths):
+        raise ConfigError(["--fix --write needs files (standard input cannot be written back)"])
+    from lockstep.timing.audit.reader import Reading
+    from lockstep.timing.forked import default_jobs
+
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    # A large file's later part is parsed in a second process while this one imports the rules.
+    reading = None if args.fix else Reading(args.paths, jobs=jobs)
     # The first import builds some 25,000 tracked objects that live to the end (the model's
     # classes, the rules): the collector, on, walks them again and again while they are built
     # (of the whole run's 69 collections, 0.016 s, most are here). They go to its oldest
@@ -107,10 +126,6 @@ def run(args: argparse.Namespace) -> int:
         options["assume_lbc_services"] = True
     if args.entry_service is not None:
         options["entry_service"] = args.entry_service
-    if (args.write or args.keep) and not args.fix:
-        raise ConfigError([f"{'--write' if args.write else '--keep'} needs --fix"])
-    if args.write and any(p == "-" for p in args.paths):
-        raise ConfigError(["--fix --write needs files (standard input cannot be written back)"])
     repair = None
     try:
         if args.fix:
@@ -123,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             repair = fix_manifests(args.paths, Ctx(margin, version), options, tuple(args.keep))
             result = repair.before
         else:
-            result = audit(args.paths, Ctx(margin, version), options)
+            result = audit(args.paths, Ctx(margin, version), options, jobs=jobs, reading=reading)
     except ConfigError:
         raise
     except RecursionError:

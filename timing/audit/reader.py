@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from lockstep.timing import forked
 from lockstep.timing.inputs import (STDIN, ConfigError, MalformedYAML, Map, Seq, display_name, load_json, load_yaml,
                            read_text)
 
@@ -122,23 +123,117 @@ def expand(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def read_all(paths: Iterable[str], texts: Mapping[str, str] | None = None) -> tuple[list[Doc], list[str]]:
-    """Every document of every readable path, and one line per file that could not be read.
-    `texts` (by the name a report shows) stands in for files already read (`audit --fix`
-    judges its patched text without writing it)."""
-    docs: list[Doc] = []
-    problems: list[str] = []
-    files = expand(paths)
-    if not files:
-        return [], ["no *.yaml, *.yml or *.json files found in " + ", ".join(map(display_name, paths))]
-    for f in files:
-        name = display_name(f)
+# A YAML file this large has its later part parsed in a second process (`Reading`), at a line
+# that starts a document: a few hundred KB take ~0.1 s to parse, a fork and sending the
+# documents back ~0.02 s. The child takes the larger part: the CLI starts it before it
+# imports the rules (~0.2 s), and this process parses the rest after that.
+SPLIT_MIN = 256 * 1024
+SPLIT_AT = 0.4  # of the text, where the child's part may start (at the next document)
+# Line breaks besides "\n" that YAML counts (CR, NEL, LS, PS): a text with any is not split,
+# so the second half's line numbers are simply the first half's count of "\n".
+OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+def split_point(text: str, at: float | None = None) -> int:
+    """Where the second part of a multi-document YAML text starts (the first `---` line past
+    the fraction `at` of it, `SPLIT_AT` by default), or 0 when it is not split. A line `---` (then a space, a tab or its end) at
+    column 0 starts a document wherever the YAML is valid: no scalar or collection holds one
+    (YAML forbids it in content; libyaml refuses a quoted or block scalar with one). Input
+    that is not valid YAML is parsed whole again (`Reading.result`), so its error is the
+    whole file's. Directives (`%YAML`) bind the next document: a text with one is not split."""
+    if text.lstrip()[:1] in ("{", "[") or text.startswith("%") or "\n%" in text \
+            or any(b in text for b in OTHER_BREAKS):
+        return 0
+    pos = int(len(text) * (SPLIT_AT if at is None else at))
+    while (pos := text.find("\n---", pos)) >= 0:
+        after = text[pos + 4:pos + 5]
+        if after in ("", " ", "\t", "\n"):
+            return pos + 1
+        pos += 4
+    return 0
+
+
+def parse_from(text: str, start: int, name: str) -> list[Any]:
+    """`parse` of the documents from `start` on, each at its line in the whole text."""
+    return parse("\n" * text.count("\n", 0, start) + text[start:], name)
+
+
+class Reading:
+    """Every document of every readable path (`result`), and one line per file that could not
+    be read. `texts` (by the name a report shows) stands in for files already read
+    (`audit --fix` judges its patched text without writing it).
+
+    With `jobs` > 1 (and `fork`), the later part of the largest YAML file over `SPLIT_MIN`
+    is parsed in a forked child from the moment this is made, while this process goes on
+    (the CLI imports the rules meanwhile) and then parses the first part. The documents are
+    the same as one process reads (tests/audit/test_reader_split.py)."""
+
+    def __init__(self, paths: Iterable[str], texts: Mapping[str, str] | None = None, jobs: int = 1) -> None:
+        paths = list(paths)
+        # (name, text, problems): text None when the file could not be read
+        self.files: list[tuple[str, str | None, list[str]]] = []
+        self.none_found = "no *.yaml, *.yml or *.json files found in " + ", ".join(map(display_name, paths))
+        for f in expand(paths):
+            name = display_name(f)
+            try:
+                self.files.append((name, texts[name] if texts is not None and name in texts else read_text(f), []))
+            except ConfigError as err:
+                self.files.append((name, None, err.lines))
+        self.split: tuple[int, int, forked.Pending] | None = None  # (file, where the child's part starts, the child)
+        sizes = [(len(t), i) for i, (_, t, _) in enumerate(self.files) if t is not None and len(t) >= SPLIT_MIN]
+        if jobs > 1 and sizes and forked.available():
+            i = max(sizes)[1]
+            name, text, _ = self.files[i]
+            start = split_point(text)
+            if start:
+                try:
+                    self.split = (i, start, forked.Pending(_parsed, text, start, name))
+                except forked.ChildFailed:  # no process to spare: read here
+                    pass
+
+    def result(self) -> tuple[list[Doc], list[str]]:
+        if not self.files:
+            return [], [self.none_found]
+        docs: list[Doc] = []
+        problems: list[str] = []
+        for i, (name, text, unreadable) in enumerate(self.files):
+            problems += unreadable
+            if text is None:
+                continue
+            try:
+                docs.extend(documents(self._parse(i, name, text), name))
+            except ConfigError as err:
+                problems.extend(err.lines)
+        return docs, problems
+
+    def _parse(self, i: int, name: str, text: str) -> list[Any]:
+        if self.split is None or self.split[0] != i:
+            return parse(text, name)
+        _, start, child = self.split
+        self.split = None
         try:
-            text = texts[name] if texts is not None and name in texts else read_text(f)
-            docs.extend(documents(parse(text, name), name))
-        except ConfigError as err:
-            problems.extend(err.lines)
-    return docs, problems
+            first = parse(text[:start], name)
+            second = child.result()
+        except (ConfigError, forked.ChildFailed):  # the whole file's own error (or a failed child): one reading
+            child.cancel()
+            return parse(text, name)
+        if second is None:
+            return parse(text, name)
+        return first + second
+
+
+def _parsed(text: str, start: int, name: str) -> list[Any] | None:
+    """The child's part (None: it does not parse)."""
+    try:
+        return parse_from(text, start, name)
+    except ConfigError:
+        return None
+
+
+def read_all(paths: Iterable[str], texts: Mapping[str, str] | None = None) -> tuple[list[Doc], list[str]]:
+    """Every document of every readable path, and one line per file that could not be read
+    (`Reading`, in this process)."""
+    return Reading(paths, texts).result()
 
 
 def read_paths(paths: Iterable[str]) -> list[Doc]:

@@ -14,6 +14,10 @@ Each workload becomes one `Subject` per load balancer in front of it (or one wit
 link is followed by value when the value is known and by dependency otherwise (a preview does
 not know a new target group's ARN, but the binding depends on it). What cannot be linked is a
 note, and what cannot be read is `unreadable` with the reason: never a guess.
+
+The module is long because the linking order is in one place: the shared context (`plan`),
+each workload's links (`link_workloads`, which the audit runs in slices), and what follows
+from all of them together (`finish`: lone target groups, heartbeats, the failover, notes).
 """
 
 from __future__ import annotations
