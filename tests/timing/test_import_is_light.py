@@ -77,3 +77,23 @@ def test_top_level_help_lists_every_command_with_its_help_line(capsys) -> None:
     out = " ".join(capsys.readouterr().out.split())
     for name, entry in cli.COMMANDS.items():
         assert f"{name} {' '.join(entry.help.split())}" in out
+
+
+VERSION_READ = """
+import sys
+from lockstep.timing import cli
+parser = cli.build_parser(cli.named_command({argv!r}))
+print('importlib.metadata' in sys.modules)
+"""
+
+
+def test_the_version_is_read_only_when_asked() -> None:
+    """Reading the installed version (importlib.metadata) took ~20 ms of every command's
+    start: `--version` reads it, building the parser does not."""
+    probe = subprocess.run([sys.executable, "-c", VERSION_READ.format(argv=["audit", "x"])], capture_output=True,
+                           text=True, timeout=60, check=False)
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == ["False"]
+    asked = subprocess.run([sys.executable, "-m", "lockstep", "--version"], capture_output=True, text=True,
+                           timeout=60, check=False)
+    assert asked.returncode == 0 and asked.stdout.startswith("lockstep ") and asked.stdout.count("\n") == 1
