@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lockstep.timing import forked
-from lockstep.timing.audit import core, reader
+from lockstep.timing.audit import core, reader, shape
 from lockstep.timing.audit.report import as_json
 from lockstep.timing.invariants import Ctx
 
@@ -161,6 +161,12 @@ def test_a_file_read_in_two_parts_is_the_file_read_whole(data, forks, monkeypatc
     forks.taken()
     assert read(text, 2) == whole
     assert forks.taken() == (1 if start else 0)
+    # The child's shape checks are the documents' own, for each document of its part.
+    reading = reader.Reading(["f.yaml"], {"f.yaml": text}, 2)
+    docs, problems = reading.result()
+    assert all(reading.shape_problems[id(d)] == shape.doc_problems(d) for d in docs if id(d) in reading.shape_problems)
+    if start and not problems:
+        assert len(reading.shape_problems) == len(reader.documents(reader.parse_from(text, start, "f.yaml"), "f.yaml"))
 
 
 @pytest.mark.parametrize("text", [

@@ -248,12 +248,16 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int], texts: Mappin
     gc.disable()
     try:
         jobs = forked.default_jobs() if jobs is None else jobs
-        docs, problems = (reading or Reading(paths, texts, jobs)).result()
+        reading = reading or Reading(paths, texts, jobs)
+        docs, problems = reading.result()
         docs, set_aside = kustomize.set_aside(docs)
         problems += set_aside
         usable = []
+        known = reading.shape_problems  # (checked where they were read)
         for doc in docs:
-            found = shape.doc_problems(doc)
+            found = known.get(id(doc))
+            if found is None:
+                found = shape.doc_problems(doc)
             problems += found
             if not found:
                 usable.append(doc)

@@ -166,7 +166,9 @@ class Reading:
     With `jobs` > 1 (and `fork`), the later part of the largest YAML file over `SPLIT_MIN`
     is parsed in a forked child from the moment this is made, while this process goes on
     (the CLI imports the rules meanwhile) and then parses the first part. The documents are
-    the same as one process reads (tests/audit/test_reader_split.py)."""
+    the same as one process reads (tests/audit/test_parallel.py). The child also checks the
+    shape of its part's documents (`shape.doc_problems`): `shape_problems` holds them, by the
+    `id` of the document, for the audit's own shape step."""
 
     def __init__(self, paths: Iterable[str], texts: Mapping[str, str] | None = None, jobs: int = 1) -> None:
         paths = list(paths)
@@ -180,6 +182,7 @@ class Reading:
             except ConfigError as err:
                 self.files.append((name, None, err.lines))
         self.split: tuple[int, int, forked.Pending] | None = None  # (file, where the child's part starts, the child)
+        self.shape_problems: dict[int, list[str]] = {}
         sizes = [(len(t), i) for i, (_, t, _) in enumerate(self.files) if t is not None and len(t) >= SPLIT_MIN]
         if jobs > 1 and sizes and forked.available():
             i = max(sizes)[1]
@@ -201,14 +204,20 @@ class Reading:
             if text is None:
                 continue
             try:
-                docs.extend(documents(self._parse(i, name, text), name))
+                raw, shaped = self._parse(i, name, text)
+                found = documents(raw, name)
             except ConfigError as err:
                 problems.extend(err.lines)
+                continue
+            # (the child's part flattens to the file's last documents, one shape result each)
+            self.shape_problems.update((id(d), p) for d, p in zip(found[len(found) - len(shaped):], shaped))
+            docs += found
         return docs, problems
 
-    def _parse(self, i: int, name: str, text: str) -> list[Any]:
+    def _parse(self, i: int, name: str, text: str) -> tuple[list[Any], list[list[str]]]:
+        """The file's documents, and the shape problems of the child's part's (flattened)."""
         if self.split is None or self.split[0] != i:
-            return parse(text, name)
+            return parse(text, name), []
         _, start, child = self.split
         self.split = None
         try:
@@ -216,16 +225,20 @@ class Reading:
             second = child.result()
         except (ConfigError, forked.ChildFailed):  # the whole file's own error (or a failed child): one reading
             child.cancel()
-            return parse(text, name)
+            return parse(text, name), []
         if second is None:
-            return parse(text, name)
-        return first + second
+            return parse(text, name), []
+        return first + second[0], second[1]
 
 
-def _parsed(text: str, start: int, name: str) -> list[Any] | None:
-    """The child's part (None: it does not parse)."""
+def _parsed(text: str, start: int, name: str) -> tuple[list[Any], list[list[str]]] | None:
+    """The child's part and the shape problems of its documents (None: it does not parse, or
+    it holds a document `documents` refuses: the whole file is read again for the error)."""
+    from lockstep.timing.audit.shape import doc_problems
+
     try:
-        return parse_from(text, start, name)
+        raw = parse_from(text, start, name)
+        return raw, [doc_problems(d) for d in documents(raw, name)]
     except ConfigError:
         return None
 
