@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import pickle
 import subprocess
@@ -150,3 +151,21 @@ def test_no_process_to_spare_is_a_failure_the_caller_can_take(monkeypatch):
     monkeypatch.setattr(os, "fork", no_fork)
     with pytest.raises(forked.ChildFailed, match="cannot start a worker process"):
         forked.Pending(print)
+
+
+def test_objects_are_kept_for_the_end_only_when_the_process_ends_at_once(monkeypatch):
+    from lockstep.timing import ending
+
+    monkeypatch.setattr(ending, "_kept", None)
+    ending.keep([1, 2, 3])
+    assert ending.kept() == 0  # (main called in-process: freed as usual)
+    ending.begin()
+    ending.keep([1, 2, 3], {"a": 1})
+    assert ending.kept() == 2
+
+
+def test_an_audit_through_the_command_ends_with_its_report_and_code():
+    corpus = os.path.join(os.path.dirname(__file__), "audit", "corpus", "tgb-described", "input")
+    done = run_entry("pass", "audit", corpus, "--format", "json")
+    assert done.returncode == 1 and done.stderr == ""
+    assert json.loads(done.stdout)["summary"]["error"] > 0

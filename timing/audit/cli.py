@@ -8,6 +8,7 @@ import re
 import sys
 from itertools import islice
 
+from lockstep.timing import ending
 from lockstep.timing.inputs import ConfigError
 from lockstep.timing.inputs import display_name
 from lockstep.timing.limits import SECONDS
@@ -176,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         lines = text_lines(result, args.all)
         while chunk := list(islice(lines, LINES_PER_WRITE)):
             sys.stdout.write("\n".join(chunk) + "\n")
+    ending.keep(result)
     if result.problems:  # the report of everything else is out; the unusable input is exit 2
         raise ConfigError(result.problems)
     return 1 if result.failed else 0

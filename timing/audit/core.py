@@ -7,7 +7,7 @@ import gc
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Mapping
 
-from lockstep.timing import forked
+from lockstep.timing import ending, forked
 from lockstep.timing.audit import adapt, kustomize, shape
 from lockstep.timing.audit.locate import locate, needs_annotations
 from lockstep.timing.audit.reader import Reading
@@ -285,4 +285,5 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int], texts: Mappin
     finally:
         collector_on()
     warnings = [f"{r.where}: {why}" for r, why in linked.warnings]
+    ending.keep(docs, plan, linked)  # (freed with the process when it ends at once)
     return Audit(judged, notes, len({d.file for d in docs}), problems, warnings, linked if keep_links else None)
