@@ -162,7 +162,7 @@ def test_a_file_read_in_two_parts_is_the_file_read_whole(data, forks, monkeypatc
     assert read(text, 2) == whole
     assert forks.taken() == (1 if start else 0)
     # The child's shape checks are the documents' own, for each document of its part.
-    reading = reader.Reading(["f.yaml"], {"f.yaml": text}, 2)
+    reading = reader.Reading(["f.yaml"], {"f.yaml": text}, 2, shape.doc_problems)
     docs, problems = reading.result()
     assert all(reading.shape_problems[id(d)] == shape.doc_problems(d) for d in docs if id(d) in reading.shape_problems)
     if start and not problems:

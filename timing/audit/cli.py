@@ -97,11 +97,12 @@ def run(args: argparse.Namespace) -> int:
     if args.write and any(p == "-" for p in args.paths):
         raise ConfigError(["--fix --write needs files (standard input cannot be written back)"])
     from lockstep.timing.audit.reader import Reading
+    from lockstep.timing.audit.shape import doc_problems
     from lockstep.timing.forked import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
     # A large file's later part is parsed in a second process while this one imports the rules.
-    reading = None if args.fix else Reading(args.paths, jobs=jobs)
+    reading = None if args.fix else Reading(args.paths, jobs=jobs, check=doc_problems)
     # The first import builds some 25,000 tracked objects that live to the end (the model's
     # classes, the rules): the collector, on, walks them again and again while they are built
     # (of the whole run's 69 collections, 0.016 s, most are here). They go to its oldest

@@ -248,7 +248,7 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int], texts: Mappin
     gc.disable()
     try:
         jobs = forked.default_jobs() if jobs is None else jobs
-        reading = reading or Reading(paths, texts, jobs)
+        reading = reading or Reading(paths, texts, jobs, shape.doc_problems)
         docs, problems = reading.result()
         docs, set_aside = kustomize.set_aside(docs)
         problems += set_aside

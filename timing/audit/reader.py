@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from lockstep.timing import forked
 from lockstep.timing.inputs import (STDIN, ConfigError, MalformedYAML, Map, Seq, display_name, load_json, load_yaml,
@@ -166,11 +166,12 @@ class Reading:
     With `jobs` > 1 (and `fork`), the later part of the largest YAML file over `SPLIT_MIN`
     is parsed in a forked child from the moment this is made, while this process goes on
     (the CLI imports the rules meanwhile) and then parses the first part. The documents are
-    the same as one process reads (tests/audit/test_parallel.py). The child also checks the
-    shape of its part's documents (`shape.doc_problems`): `shape_problems` holds them, by the
-    `id` of the document, for the audit's own shape step."""
+    the same as one process reads (tests/audit/test_parallel.py). The child also runs `check`
+    (the audit's `shape.doc_problems`) on its part's documents: `shape_problems` holds the
+    results, by the `id` of the document, for the audit's own shape step."""
 
-    def __init__(self, paths: Iterable[str], texts: Mapping[str, str] | None = None, jobs: int = 1) -> None:
+    def __init__(self, paths: Iterable[str], texts: Mapping[str, str] | None = None, jobs: int = 1,
+                 check: Callable[[Doc], list[str]] | None = None) -> None:
         paths = list(paths)
         # (name, text, problems): text None when the file could not be read
         self.files: list[tuple[str, str | None, list[str]]] = []
@@ -190,7 +191,7 @@ class Reading:
             start = split_point(text)
             if start:
                 try:
-                    self.split = (i, start, forked.Pending(_parsed, text, start, name))
+                    self.split = (i, start, forked.Pending(_parsed, text, start, name, check))
                 except forked.ChildFailed:  # no process to spare: read here
                     pass
 
@@ -231,14 +232,13 @@ class Reading:
         return first + second[0], second[1]
 
 
-def _parsed(text: str, start: int, name: str) -> tuple[list[Any], list[list[str]]] | None:
-    """The child's part and the shape problems of its documents (None: it does not parse, or
-    it holds a document `documents` refuses: the whole file is read again for the error)."""
-    from lockstep.timing.audit.shape import doc_problems
-
+def _parsed(text: str, start: int, name: str, check: Callable[[Doc], list[str]] | None
+            ) -> tuple[list[Any], list[list[str]]] | None:
+    """The child's part and `check` of each of its documents (None: it does not parse, or it
+    holds a document `documents` refuses: the whole file is read again for the error)."""
     try:
         raw = parse_from(text, start, name)
-        return raw, [doc_problems(d) for d in documents(raw, name)]
+        return raw, [] if check is None else [check(d) for d in documents(raw, name)]
     except ConfigError:
         return None
 
