@@ -130,17 +130,18 @@ def expand(paths: Iterable[str]) -> list[str]:
 SPLIT_MIN = 256 * 1024
 SPLIT_AT = 0.4  # of the text, where the child's part may start (at the next document)
 # Line breaks besides "\n" that YAML counts (CR, NEL, LS, PS): a text with any is not split,
-# so the second half's line numbers are simply the first half's count of "\n".
+# so the second part's line numbers are simply the first part's count of "\n".
 OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 
 
 def split_point(text: str, at: float | None = None) -> int:
     """Where the second part of a multi-document YAML text starts (the first `---` line past
-    the fraction `at` of it, `SPLIT_AT` by default), or 0 when it is not split. A line `---` (then a space, a tab or its end) at
-    column 0 starts a document wherever the YAML is valid: no scalar or collection holds one
-    (YAML forbids it in content; libyaml refuses a quoted or block scalar with one). Input
-    that is not valid YAML is parsed whole again (`Reading.result`), so its error is the
-    whole file's. Directives (`%YAML`) bind the next document: a text with one is not split."""
+    the fraction `at` of it, `SPLIT_AT` by default), or 0 when it is not split. A line `---`
+    (then a space, a tab or its end) at column 0 starts a document wherever the YAML is
+    valid: no scalar or collection holds one (YAML forbids it in content; libyaml refuses a
+    quoted or block scalar with one). Input that is not valid YAML is parsed whole again
+    (`Reading.result`), so its error is the whole file's. Directives (`%YAML`) bind the next
+    document: a text with one is not split."""
     if text.lstrip()[:1] in ("{", "[") or text.startswith("%") or "\n%" in text \
             or any(b in text for b in OTHER_BREAKS):
         return 0
