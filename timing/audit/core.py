@@ -13,7 +13,6 @@ from lockstep.timing.audit.locate import locate, needs_annotations
 from lockstep.timing.audit.reader import Reading
 from lockstep.timing.bind import judge, link
 from lockstep.timing.bind.judge import Judgement
-from lockstep.timing.bind.nodes import read_nodes
 from lockstep.timing.context import Ctx
 from lockstep.timing.findings import Finding
 from lockstep.timing.frozen import pickled_by_fields
@@ -178,7 +177,6 @@ def judge_slice(p: link.Plan, start: int, stop: int, ctx: Ctx) -> Part:
     out = p.out
     known_nj, known_ur = len(out.not_judged), len(out.unreadable)
     link.link_workloads(p, p.workloads[start:stop])
-    link.attach_nodes(out.subjects, read_nodes(p.idx))
     judged = subject_groups(out.subjects)
     tags: dict[str, list[int]] = {key: [] for key in judged}
     place(without_expressions(judge.subject_judgements(out.subjects, ctx, set())), judged, tags)
@@ -285,5 +283,5 @@ def audit(paths: Iterable[str], ctx: Ctx, options: dict[str, int], texts: Mappin
     finally:
         collector_on()
     warnings = [f"{r.where}: {why}" for r, why in linked.warnings]
-    ending.keep(docs, plan, linked)  # (freed with the process when it ends at once)
+    ending.keep(docs, plan)  # (its links too: freed with the process when it ends at once)
     return Audit(judged, notes, len({d.file for d in docs}), problems, warnings, linked if keep_links else None)

@@ -309,6 +309,7 @@ class Plan:
     options: dict[str, Any]
     workloads: list[Resource]
     out: Linked
+    nodes: NodesRead  # the cluster's node disruption sources, every subject judged on them
 
     @property
     def links_subjects(self) -> bool:
@@ -357,27 +358,26 @@ def plan(resources: list[Resource], options: dict[str, Any] | None = None) -> Pl
         if id(r) in templates:
             out.notes.append(f"{r.ref} ({r.where}): the pod template of {templates[id(r)].ref} (workloadRef; "
                              "its own replicas are deliberate): judged as the Rollout")
-    return Plan(idx, ctx, options, judged, out)
+    return Plan(idx, ctx, options, judged, out, read_nodes(idx))  # (what removes every workload's nodes)
 
 
 def link_workloads(p: Plan, workloads: list[Resource]) -> None:
-    """Each workload's subjects, or why it is not judged, onto `p.out` (in order)."""
+    """Each workload's subjects, or why it is not judged, onto `p.out` (in order); each
+    subject on the node disruption sources, when the input has them."""
     out = p.out
+    nodes = p.nodes if p.nodes.nodes is not None else None
     for r in workloads:
         try:
-            out.subjects += subjects_of(r, p.idx, p.ctx)
+            found = subjects_of(r, p.idx, p.ctx)
+            for s in found:
+                s.nodes = nodes
+            out.subjects += found
         except (X.ExtractError, ValueError) as err:
             if "declares no port" in str(err) or "is modelled" in str(err):
                 # A valid workload the model cannot hold (a queue consumer: no port anywhere).
                 out.not_judged.append((r, str(err)))
             else:
                 out.unreadable.append((r, str(err)))
-
-
-def attach_nodes(subjects: list[Subject], nodes: NodesRead) -> None:
-    """Every subject judged on the cluster's node disruption sources, when the input has them."""
-    for s in subjects if nodes.nodes is not None else ():
-        s.nodes = nodes
 
 
 def finish(p: Plan) -> Linked:
@@ -397,10 +397,9 @@ def finish(p: Plan) -> Linked:
         except (X.ExtractError, ValueError) as err:
             out.unreadable.append((tg, str(err)))
     out.notes += [f"Namespace {ns} {M.UNDECIDED_NOTE}" for ns in sorted(ctx["mesh_undecided"])]
-    out.nodes = read_nodes(idx)  # what removes every workload's nodes (timing.bind.nodes)
+    out.nodes = p.nodes  # what removes every workload's nodes (timing.bind.nodes)
     out.unreadable += out.nodes.unreadable
     out.notes += out.nodes.report()
-    attach_nodes(out.subjects, out.nodes)
     heartbeat_links(idx, out.subjects, out)
     failover_links(idx, out.subjects, p.options, out)
     out.notes += [f"{r.ref} ({r.where}) not judged: {why}" for r, why in out.not_judged]
