@@ -69,6 +69,79 @@ def test_a_large_result_is_whole():
     assert forked.Pending(lambda: value).result() == value
 
 
+def _items_then(n: int, then=None, pause: float = 0.0):
+    """`n` items, each a list the size of its position; then `then()` (a raise, a death)."""
+    import time
+
+    for i in range(n):
+        yield list(range(i))
+        time.sleep(pause)
+    if then is not None:
+        then()
+
+
+def test_a_stream_gives_every_item_in_order_and_ready_never_waits():
+    import time
+
+    child = forked.Stream(_items_then, 40, None, 0.05)  # two seconds in all
+    started = time.monotonic()
+    got = child.ready()
+    assert time.monotonic() - started < 0.5  # (took what had come, did not wait for the rest)
+    while len(got) < 3 and time.monotonic() - started < 10:  # items sent while the parent was busy
+        time.sleep(0.05)
+        got += child.ready()
+    assert 3 <= len(got) < 40, "items are taken as they come, before the child ends"
+    got += child.rest()
+    assert got == [list(range(i)) for i in range(40)]
+    assert child.ready() == [] and child.rest() == []  # (all taken; the child is reaped)
+
+
+def test_a_stream_larger_than_the_pipe_arrives_whole():
+    child = forked.Stream(_items_then, 1200)  # ~700,000 numbers, several times any pipe
+    got = []
+    while len(got) < 1200:
+        got += child.ready()
+        if not got:
+            got += child.rest()
+    assert got == [list(range(i)) for i in range(1200)]
+
+
+def test_a_stream_that_raises_midway_is_a_failure_with_its_words():
+    def boom():
+        raise KeyError("no such workload")
+
+    child = forked.Stream(_items_then, 3, boom)
+    with pytest.raises(forked.ChildFailed, match="KeyError: 'no such workload'"):
+        child.rest()
+    child.cancel()  # (nothing left to end)
+
+
+def test_a_stream_whose_child_dies_midway_is_a_failure():
+    child = forked.Stream(_items_then, 3, lambda: os._exit(0))
+    with pytest.raises(forked.ChildFailed, match="without a result"):
+        child.rest()
+
+
+def test_cancel_ends_a_stream_still_sending():
+    import time
+
+    child = forked.Stream(_items_then, 10**6, None, 0.01)
+    time.sleep(0.1)
+    started = time.monotonic()
+    got = child.ready()
+    child.cancel()
+    assert time.monotonic() - started < 5
+    got += child.rest()  # (what was read before the end, no error)
+    assert got == [list(range(i)) for i in range(len(got))]
+
+
+def test_a_result_taken_twice_is_a_failure_not_a_second_value():
+    child = forked.Pending(lambda: 7)
+    assert child.result() == 7
+    with pytest.raises(forked.ChildFailed, match="taken already"):
+        child.result()
+
+
 # ---- what the children send -----------------------------------------------------------------
 texts = st.text(max_size=8)
 terms = st.builds(Term, texts, st.one_of(st.integers(), texts), texts, st.tuples(texts), texts, st.tuples(texts))

@@ -1,8 +1,8 @@
 """The audit in several processes gives the report one process gives: the workloads judged in
 slices (forked children), and a large file's later documents parsed in a child.
 
-`PARALLEL_MIN` and `SPLIT_MIN` are lowered here so that every input, however small, is
-judged in slices and read in parts; the reports are compared whole (JSON: every finding,
+`PARALLEL_MIN`, `BATCH` and `SPLIT_MIN` are lowered here so that every input, however small,
+is judged in slices of several batches and read in parts; the reports are compared whole (JSON: every finding,
 its location, the notes and warnings, and the input problems)."""
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ class Forks:
 
     def __init__(self, monkeypatch):
         self.count = 0
-        real = forked.Pending.__init__
+        real = forked.Stream.__init__  # (a `Pending` is a stream of one)
 
-        def counted(pending, *args):
+        def counted(stream, *args):
             self.count += 1
-            real(pending, *args)
+            real(stream, *args)
 
-        monkeypatch.setattr(forked.Pending, "__init__", counted)
+        monkeypatch.setattr(forked.Stream, "__init__", counted)
 
     def taken(self) -> int:
         count, self.count = self.count, 0
@@ -47,6 +47,7 @@ class Forks:
 @pytest.fixture(autouse=True)
 def forks(monkeypatch) -> Forks:
     monkeypatch.setattr(core, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(core, "BATCH", 1)  # a batch a workload: every boundary there can be
     monkeypatch.setattr(reader, "SPLIT_MIN", 1)
     # (A thread an earlier test left in this worker would turn the audit's forks off: these
     # children only compute and write to a pipe, which no idle thread can block.)
@@ -121,6 +122,7 @@ def test_any_mix_of_the_corpus_is_judged_alike_in_slices(data, jobs, forks):
     chosen = data.draw(st.lists(st.sampled_from(docs), min_size=1, max_size=80))
     texts = {"mix.yaml": "\n---\n".join(chosen)}
     options = {"assume_lbc_services": data.draw(st.booleans())}
+    core.BATCH = data.draw(st.integers(1, 6), label="batch")  # (the fixture's monkeypatch restores it)
     serial = report(["mix.yaml"], 1, texts, options)
     forks.taken()
     assert report(["mix.yaml"], jobs, texts, options) == serial
