@@ -2,8 +2,8 @@
 slices (forked children), and a large file's later documents parsed in a child.
 
 `PARALLEL_MIN`, `BATCH` and `SPLIT_MIN` are lowered here so that every input, however small,
-is judged in slices of several batches and read in parts; the reports are compared whole (JSON: every finding,
-its location, the notes and warnings, and the input problems)."""
+is judged in slices of several batches and read in parts; the reports are compared whole
+(JSON: every finding, its location, the notes and warnings, and the input problems)."""
 
 from __future__ import annotations
 
