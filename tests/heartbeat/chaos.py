@@ -8,8 +8,10 @@ Figures (`Result`): every decided command reached the gateway once the faults en
 scopes recover (`lost`: confirmed by the broker, never received; `undelivered`: still
 queued in the service at the end of the settle; both 0; at least once, first arrivals in decision order per scope, duplicates only with the same id); no beat read by the
 client showed a scope blocked before the gateway had applied that block; no beat was
-published while the broker or the gateway was failing (after the time the service needs to
-notice: one broker deadline, or the ack timeout); no beat read after its `expires_at`.
+published while the broker or the gateway was failing (a beat's time is when the service
+decided to publish it; a failure counts from the time the service needs to notice it, two
+broker deadlines or the ack timeout, until the broker is started again or continued); no beat
+read after its `expires_at`.
 """
 
 from __future__ import annotations
@@ -113,6 +115,20 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 6
         orig_confirmed(m)
 
     publisher._confirmed = on_confirmed  # type: ignore[method-assign]
+    # A beat's time is when the service decided to publish it (the publisher judges the link and
+    # the gateway there), not when its tick returned: on a loaded machine the thread can wait
+    # for a core between the broker's confirm and the end of the tick.
+    orig_beat = publisher.beat
+    sent_at: list[float] = []
+
+    def beat(message: Any, now: float) -> bool:
+        decided_at = time.time()
+        ok = orig_beat(message, now)
+        if ok:
+            sent_at.append(decided_at)
+        return ok
+
+    publisher.beat = beat  # type: ignore[method-assign]
     threads = [threading.Thread(target=x.run, daemon=True) for x in (gw, client)]
     for t in threads:
         t.start()
@@ -120,14 +136,10 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 6
     client.ready.wait(30)
 
     stop = threading.Event()
-    sent_at: list[float] = []
 
     def service() -> None:
         while not stop.is_set():
-            before = rt.beats_sent
             rt.tick(time.monotonic())
-            if rt.beats_sent > before:
-                sent_at.append(time.time())
             stop.wait(0.1)
 
     svc = threading.Thread(target=service, daemon=True)
@@ -148,15 +160,19 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 6
                     broker.proc.wait(10)
                     broker.proc = None
                     time.sleep(rng.uniform(0, 2))
+                    # the fault ends when the new broker starts: it may take connections (and
+                    # the service publish) before start() has seen it do so
+                    t1 = time.time()
                     broker.start()
-                    res.faults.append(("kill", t0, time.time()))
+                    res.faults.append(("kill", t0, t1))
                     res.kills += 1
                 else:
                     t0 = time.time()
                     _kill(broker, signal.SIGSTOP)
                     time.sleep(rng.uniform(2, 6))
+                    t1 = time.time()  # the broker answers as soon as it is continued
                     _kill(broker, signal.SIGCONT)
-                    res.faults.append(("freeze", t0, time.time()))
+                    res.faults.append(("freeze", t0, t1))
                     res.freezes += 1
                 next_fault = time.monotonic() + rng.uniform(3, 8)
             time.sleep(0.05)
@@ -231,7 +247,9 @@ def run(broker: Broker, duration_s: float, *, seed: int = 0, settle_s: float = 6
     res.expired_dropped = client.stale
     windows = [(t0 + cfg.confirm_timeout_s * 2 + 0.5, t1) for _, t0, t1 in res.faults]
     windows += [(a + 0.5, b) for a, b in slow]  # the service checks each tick (0.1 s)
-    res.beats_while_failing = sum(1 for s in sent_at if any(a < s < b for a, b in windows))
+    inside = [(s, a, b) for s in sent_at for a, b in windows if a < s < b]
+    res.beats_while_failing = len(inside)
+    res.trace["beats_while_failing"] = inside  # (decided, window start, window end)
     return res
 
 

@@ -24,6 +24,7 @@ def test_under_broker_kills_and_freezes_no_command_is_lost_and_no_beat_lies_or_i
     assert res.decided > 0 and res.lost == 0 and res.undelivered == 0, trace
     assert res.out_of_order == 0 and res.foreign_duplicates == 0, trace
     assert res.ahead_of_gateway == 0, "a beat showed a block the gateway had not applied"
-    assert res.beats_while_failing == 0, "a beat was published while the broker or the gateway failed"
+    assert res.beats_while_failing == 0, ("a beat was published while the broker or the gateway failed",
+                                          res.trace["beats_while_failing"], res.faults)
     assert res.expired_read == 0, "the client read a beat after its expires_at"
     assert res.beats_read > 0
