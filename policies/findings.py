@@ -18,7 +18,7 @@ from lockstep.timing.bind.resource import R53_CHECK, TARGET_GROUP, WORKLOAD_TYPE
 from lockstep.timing.findings import Finding
 from lockstep.timing.invariants import RULES
 
-from lockstep.policies.resources import Res, Unreadable, resources_of
+from lockstep.policies.resources import Res, resources_of
 from lockstep.policies.settings import Settings
 
 Located = tuple[Finding, str | None]  # a finding and the URN it is reported against
@@ -76,10 +76,7 @@ def resource_findings(rule_id: str, res: Res, settings: Settings) -> list[Findin
     return [j.finding for j in judge.judge(linked, settings.ctx) if j.finding.id == rule_id]
 
 
-def stack_findings(rule_id: str, resources: Sequence[Res], settings: Settings,
-                   unreadable: Unreadable | None = None) -> list[Located]:
+def stack_findings(rule_id: str, resources: Sequence[Res], settings: Settings) -> list[Located]:
     """Every finding of `rule_id` on the stack's linked resources, with the URN it belongs to."""
-    found, problems = judged(resources, settings)
-    if unreadable is not None:
-        unreadable.problems.extend(problems)
+    found, _ = judged(resources, settings)
     return [(j.finding, j.owner.origin.id) for j in found if j.finding.id == rule_id]

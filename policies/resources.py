@@ -10,7 +10,7 @@ dependencies) into `Resource`s: the kind from the type token, the props as plain
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import proxy as _proxy
@@ -35,13 +35,6 @@ class Res:
     urn: str
     name: str = ""
     deps: tuple[str, ...] = ()
-
-
-@dataclass
-class Unreadable:
-    """Resources the pack could not read, with the reason (reported, never guessed)."""
-
-    problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 def from_policy_resources(resources: Sequence[Any]) -> list[Res]:

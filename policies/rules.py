@@ -24,8 +24,9 @@ from pulumi_policy import (
 
 from lockstep.timing.invariants import RULES
 
-from lockstep.policies.findings import RESOURCE_RULES, STACK_RULES, resource_findings, stack_findings, stack_warnings
-from lockstep.policies.resources import Res, Unreadable, from_policy_resources
+from lockstep.policies.findings import (RESOURCE_RULES, STACK_RULES, judged, resource_findings, stack_findings,
+                                        stack_warnings)
+from lockstep.policies.resources import Res, from_policy_resources
 from lockstep.policies.settings import SCHEMA, settings
 
 ACCEPTED = "lockstep-accepted"
@@ -73,16 +74,20 @@ def policy(rule_id: str, status: str) -> ResourceValidationPolicy | StackValidat
 
 
 def validate_accepted(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    resources, cfg = from_policy_resources(args.resources), settings(args.get_config())
-    for rule_id in ENFORCED:
-        report(stack_findings(rule_id, resources, cfg), "accepted", report_violation)
+    """The accepted findings of every enforced rule, rule by rule in `ENFORCED`'s order (the
+    stack judged once: asking `stack_findings` rule by rule compared the resources each time)."""
+    found, _ = judged(from_policy_resources(args.resources), settings(args.get_config()))
+    by_rule: dict[str, list[tuple[object, str | None]]] = {rule_id: [] for rule_id in ENFORCED}
+    for j in found:
+        if j.finding.id in by_rule:
+            by_rule[j.finding.id].append((j.finding, j.owner.origin.id))
+    for located in by_rule.values():
+        report(located, "accepted", report_violation)
 
 
 def validate_readable(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    resources, cfg, unreadable = from_policy_resources(args.resources), settings(args.get_config()), Unreadable()
-    for rule_id in ENFORCED:
-        stack_findings(rule_id, resources, cfg, unreadable)
-    for urn, problem in dict.fromkeys(unreadable.problems):
+    _, problems = judged(from_policy_resources(args.resources), settings(args.get_config()))
+    for urn, problem in dict.fromkeys(problems):
         report_violation(f"lockstep cannot judge this resource: {problem}", urn)
 
 
