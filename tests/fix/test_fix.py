@@ -165,8 +165,9 @@ SMALL_KNOBS = {"services.0.shutdown.drain_s": (0, 60), "services.0.shutdown.grac
                "services.0.lb.health_check.interval_s": (5, 60), "services.0.lb.deregistration_delay_s": (0, 120)}
 
 
-def _cost(values: dict[str, Any], base_values: dict[str, Any]) -> int | None:
-    """The fix's weighted count of changed fields, or None when `check` still fails."""
+def _cost(values: dict[str, Any], before: dict[str, Any]) -> int | None:
+    """The fix's weighted count of fields changed from `before` (the broken stack's knobs, by
+    name), or None when `check` still fails."""
     try:
         stack = stack_from_config(values)
     except ConfigError:
@@ -174,7 +175,6 @@ def _cost(values: dict[str, Any], base_values: dict[str, Any]) -> int | None:
     if any(f.status == "error" for f in evaluate(stack)):
         return None
     _, names = knobs(stack)
-    _, before = knobs(stack_from_config(base_values))
     return sum(k.weight for n, k in names.items() if before[n].value != k.value)
 
 
@@ -201,7 +201,7 @@ def test_on_a_small_stack_the_change_is_no_larger_than_brute_force_finds(broken:
                 trial = values
                 for n, v in zip(chosen, picks):
                     trial = set_path(trial, names[n].path, v)
-                cost = _cost(trial, values)
+                cost = _cost(trial, names)
                 if cost is not None and (best is None or cost < best):
                     best = cost
         if best is not None:
