@@ -1,5 +1,6 @@
-"""Time of the policy pack's AnalyzeStack, served as the engine calls it (gRPC to `python -m
-lockstep.policies`), on the example's render and on a 100-service render.
+"""Time of the policy pack's AnalyzeStack on the example's render and on 100 services.
+
+Served as the engine calls it: gRPC to `python -m lockstep.policies`.
 
     .venv/bin/python bench/bench_pack.py [--runs N] [--tree DIR]
 
