@@ -10,11 +10,13 @@ stack policy; a rule only a stack config decides has no policy.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from contextvars import ContextVar
 
 from lockstep.timing.bind import judge, link
 from lockstep.timing.bind.judge import Judgement
-from lockstep.timing.bind.resource import R53_CHECK, TARGET_GROUP, WORKLOAD_TYPES, WORKLOADS, PULUMI_KINDS
+from lockstep.timing.bind.resource import PULUMI_KINDS, R53_CHECK, TARGET_GROUP, WORKLOAD_TYPES, WORKLOADS, Resource
 from lockstep.timing.findings import Finding
 from lockstep.timing.invariants import RULES
 
@@ -36,24 +38,54 @@ NOT_FROM_RESOURCES: dict[str, str] = {r.id: r.reads for r in RULES if r.decided 
 
 Problem = tuple[str, str]  # (URN, what the linker said about the resource)
 _last: tuple[tuple[object, ...], list[Judgement], list[Problem], list[Problem]] | None = None
+# The engine's AnalyzeStackRequest being answered, while the served pack answers one
+# (`serve_requests`). Every stack policy of one request is handed the same resources, built
+# again from it for each policy: the request, not the resources, is then the cache's key.
+REQUEST: ContextVar[object | None] = ContextVar("lockstep_analyze_stack_request", default=None)
 
 
 def linked_stack(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[Problem], list[Problem]]:
     """Every finding of the linked resources, what could not be read, and the linker's
     warnings (links that lead nowhere: `Linked.warnings`, the audit's WARNING lines). The
-    engine calls each stack policy with the same resources: an answer for equal resources is
-    reused."""
+    engine calls each stack policy with the same resources: an answer for an equal request
+    (served) or equal resources (called in-process) with equal settings is reused."""
     global _last
-    neutral = resources_of(resources)
-    key = (settings, *((r.kind, r.origin.id, r.deps, r.obj) for r in neutral))
-    if _last is not None and _last[0] == key:
-        return _last[1], _last[2], _last[3]
-    linked = link.link(neutral, settings.link_options)
+    neutral: list[Resource] | None = None
+    request = REQUEST.get()
+    if request is not None:  # (a protobuf message: equal when its contents are)
+        key: tuple[object, ...] = ("request", settings, request)
+    else:
+        neutral = resources_of(resources)
+        key = ("resources", settings, *((r.kind, r.origin.id, r.deps, r.obj) for r in neutral))
+    last = _last  # (once: the server answers requests on several threads)
+    if last is not None and last[0] == key:
+        return last[1], last[2], last[3]
+    linked = link.link(resources_of(resources) if neutral is None else neutral, settings.link_options)
     found = judge.judge(linked, settings.ctx)
     unreadable = [(r.origin.id, why) for r, why in linked.unreadable + linked.not_judged]
     warnings = [(r.origin.id, why) for r, why in linked.warnings]
     _last = (key, found, unreadable, warnings)
     return found, unreadable, warnings
+
+
+def serve_requests(servicer: type) -> bool:
+    """Make `servicer` (pulumi-policy's analyzer servicer class) set `REQUEST` while it answers
+    an AnalyzeStack. False, and nothing changed, when it has no AnalyzeStack to wrap."""
+    answer = getattr(servicer, "AnalyzeStack", None)
+    if answer is None or getattr(answer, "sets_lockstep_request", False):
+        return answer is not None
+
+    @functools.wraps(answer)
+    def analyze_stack(self: object, request: object, context: object) -> object:
+        token = REQUEST.set(request)
+        try:
+            return answer(self, request, context)
+        finally:
+            REQUEST.reset(token)
+
+    analyze_stack.sets_lockstep_request = True  # type: ignore[attr-defined]
+    servicer.AnalyzeStack = analyze_stack  # type: ignore[attr-defined]
+    return True
 
 
 def judged(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[Problem]]:

@@ -158,13 +158,17 @@ def test_settings_default_to_the_documented_values_and_ignore_unknown_keys():
     assert settings({"margin_s": 7.0, "enforcementLevel": "mandatory"}).margin_s == 7
 
 
-def test_main_builds_the_pack_from_every_policy(monkeypatch):
+def test_main_builds_the_pack_from_every_policy_and_keys_its_answers_by_the_engines_request(monkeypatch):
+    from pulumi_policy.policy import _PolicyAnalyzerServicer as servicer
+
     built = {}
     monkeypatch.setattr(pulumi_policy, "PolicyPack", lambda **kw: built.update(kw))
+    monkeypatch.setattr(servicer, "AnalyzeStack", servicer.AnalyzeStack)  # put back afterwards
     runpy.run_module("lockstep.policies.__main__", run_name="__main__")
     assert built["name"] == "lockstep"
     assert [p.name for p in built["policies"]] == [p.name for p in all_policies()]
     assert built["enforcement_level"] == EnforcementLevel.MANDATORY
+    assert getattr(servicer.AnalyzeStack, "sets_lockstep_request", False)  # (tests/policies/test_request_key.py)
 
 
 @pytest.mark.parametrize("policy", [p for p in all_policies() if isinstance(p, StackValidationPolicy)],
