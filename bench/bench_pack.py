@@ -24,24 +24,29 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
+from google.protobuf import struct_pb2  # noqa: E402
+from pulumi.runtime.proto import analyzer_pb2  # noqa: E402
 
 from bench.bench_render import many_services  # noqa: E402
 
 
-def request(recorded: list) -> object:
-    from google.protobuf import struct_pb2
-    from pulumi.runtime.proto import analyzer_pb2
+def struct(props: dict) -> struct_pb2.Struct:
+    """Props as the engine sends them (a protobuf Struct: every number a float)."""
+    out = struct_pb2.Struct()
+    out.update(props)
+    return out
 
-    def struct(props: dict) -> struct_pb2.Struct:
-        out = struct_pb2.Struct()
-        out.update(props)
-        return out
 
-    def props(r) -> dict:
-        return {**r.inputs, **({"arn": r.arn} if r.arn else {}), **({"id": r.id} if r.id else {})}
+def props_of(r) -> dict:
+    """A recorded resource's props as the engine hands them to policies: its inputs, with the
+    `arn` and `id` the provider returned."""
+    return {**r.inputs, **({"arn": r.arn} if r.arn else {}), **({"id": r.id} if r.id else {})}
 
+
+def stack_request(recorded: list) -> analyzer_pb2.AnalyzeStackRequest:
+    """The AnalyzeStackRequest the engine sends for a render's custom resources."""
     return analyzer_pb2.AnalyzeStackRequest(resources=[
-        analyzer_pb2.AnalyzerResource(type=r.type, properties=struct(props(r)), urn=r.urn, name=r.name,
+        analyzer_pb2.AnalyzerResource(type=r.type, properties=struct(props_of(r)), urn=r.urn, name=r.name,
                                       dependencies=list(r.depends_on)) for r in recorded if r.custom])
 
 
@@ -59,7 +64,7 @@ def main() -> int:
 
     example = lockstep_values(yaml.safe_load(EXAMPLE.read_text())["config"])
     stacks = {"example": example, "100 services": lockstep_values(many_services(100)["config"])}
-    requests = {name: request(record(values)) for name, values in stacks.items()}
+    requests = {name: stack_request(record(values)) for name, values in stacks.items()}
     server = subprocess.Popen([sys.executable, "-m", "lockstep.policies"], cwd=args.tree,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:

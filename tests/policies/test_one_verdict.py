@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 import yaml
-from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
+from bench.bench_pack import props_of, stack_request, struct
 from lockstep.policies.findings import RESOURCE_RULES
 from lockstep.policies.rules import LINKED, LINKED_DESCRIPTION
 from tests.timing.strategies import DELETE, base, edit
@@ -90,12 +90,6 @@ PER_RESOURCE = {t for types in RESOURCE_RULES.values() for t in types}  # types 
 PERTURBATIONS_PER_RENDER = 11  # 7 renders × (1 + 11) = 84 stacks of resources
 
 
-def struct(props: dict) -> struct_pb2.Struct:
-    out = struct_pb2.Struct()
-    out.update(props)
-    return out
-
-
 def numbers(obj: Any, path: tuple = ()) -> list[tuple]:
     """Paths of every number in a resource's inputs (the values drift changes)."""
     if isinstance(obj, dict):
@@ -129,19 +123,11 @@ def pack_findings(analyzer, recorded: list) -> tuple[set[tuple[str, str, str]], 
     """(status, rule id, subject) of every failing finding the served pack reports: its stack
     policies on all resources, its resource policies on each (as the engine calls them); and
     the linker's warnings it reports."""
-    custom = [r for r in recorded if r.custom]
-
-    def props(r) -> dict:
-        return {**r.inputs, **({"arn": r.arn} if r.arn else {}), **({"id": r.id} if r.id else {})}
-
-    resources = [analyzer_pb2.AnalyzerResource(type=r.type, properties=struct(props(r)), urn=r.urn, name=r.name,
-                                               dependencies=list(r.depends_on)) for r in custom]
-    diagnostics = list(analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=resources),
-                                             timeout=60).diagnostics)
-    for r in custom:
-        if r.type not in PER_RESOURCE:
-            continue  # the engine calls every resource policy on it; none reads this type
-        diagnostics += analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=r.type, properties=struct(props(r)),
+    diagnostics = list(analyzer.AnalyzeStack(stack_request(recorded), timeout=60).diagnostics)
+    for r in recorded:
+        if not r.custom or r.type not in PER_RESOURCE:
+            continue  # custom resources only, as in the stack request; no resource policy reads this type
+        diagnostics += analyzer.Analyze(analyzer_pb2.AnalyzeRequest(type=r.type, properties=struct(props_of(r)),
                                                                     urn=r.urn, name=r.name), timeout=60).diagnostics
     return ({(m.group(1).lower(), m.group(2), m.group(3)) for d in diagnostics for m in LINE.finditer(d.message)},
             sorted(d.message.removeprefix(LINKED_DESCRIPTION + "\n") for d in diagnostics if d.policyName == LINKED))
