@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given, strategies as st
 
@@ -167,4 +168,20 @@ def mutated_heartbeat_config(draw):
 @given(mutated_heartbeat_config())
 def test_a_wrongly_typed_heartbeat_config_is_named_never_raised(data):
     code, _, err = audit_stdin(data)
+    assert_clean(code, err)
+
+
+# The fuzzer's find: `data: -1` on the ingress-nginx controller's ConfigMap reached the reader of
+# its settings (AttributeError, the last-resort message). A ConfigMap's data is the API's map of
+# strings to strings, whichever reader takes it (ingress-nginx, the mesh, the heartbeat).
+@pytest.mark.parametrize("data", ["-1", "[a, b]", "{proxy-read-timeout: 60}", "{ok: 'x', n: {a: b}}"])
+@pytest.mark.parametrize("name", ["ingress-nginx-controller", "istio", "lockstep-heartbeat"])
+def test_a_configmap_whose_data_is_not_strings_is_named_with_its_line(name, data):
+    doc = (f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: shop}}\n---\n"
+           f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: shop}}\ndata: {data}\n")
+    code, _, err = audit_stdin(doc.encode())
+    assert code == 2, err
+    assert err.strip().startswith(f"lockstep audit: <stdin>:8: ConfigMap shop/{name}: data: expected a mapping of "
+                                  "strings to strings, got ")
+    assert "\n" not in err.strip()
     assert_clean(code, err)

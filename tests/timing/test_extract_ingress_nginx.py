@@ -8,6 +8,7 @@ import pytest
 
 from lockstep.timing.extract import ingress_nginx as N
 from lockstep.timing.extract.nodes import FieldError
+from lockstep.timing.extract.values import ExtractError
 from lockstep.timing.hopkinds import INGRESS_NGINX
 
 
@@ -85,6 +86,13 @@ def test_a_bad_configmap_value_is_one_line_naming_its_key(key, value, message) -
     with pytest.raises(FieldError) as err:
         N.configmap_values({"data": {key: value}})
     assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("data", [-1, ["keep-alive"], "keep-alive: 75"])
+def test_a_configmap_whose_data_is_not_a_mapping_is_one_line_naming_it(data) -> None:
+    with pytest.raises(ExtractError) as err:
+        N.configmap_values({"data": data})
+    assert str(err.value) == f"data: expected a mapping of strings to strings, got {data!r}"
 
 
 def test_the_controllers_pod_states_its_shutdown_delay_and_grace() -> None:

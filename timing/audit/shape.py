@@ -106,6 +106,9 @@ SHAPES: dict[str, list[Check]] = {
                            ("spec.targetGroupARN", *STR), ("spec.targetGroupName", *STR),
                            ("spec.targetType", *STR)],
     "Namespace": [],
+    # The API's ConfigMap.data is a map of strings to strings (the ingress-nginx controller's,
+    # the mesh's and the heartbeat's settings are read from it).
+    "ConfigMap": [("data", *STRMAP)],
 }
 CONTAINER = [("name", *STR), ("ports", *MAPS), ("readinessProbe", *MAP), ("livenessProbe", *MAP),
              ("startupProbe", *MAP), ("lifecycle", *MAP), ("lifecycle.preStop", *MAP)]

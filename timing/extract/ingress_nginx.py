@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from lockstep.timing.extract.kube import prestop
 from lockstep.timing.extract.nodes import duration_s, whole_s
-from lockstep.timing.extract.values import get, items
+from lockstep.timing.extract.values import ExtractError, get, items
 from lockstep.timing.hopkinds import INGRESS_NGINX
 
 CONTROLLER_IMAGE: Final = "/ingress-nginx/controller"  # registry.k8s.io/ingress-nginx/controller[:tag][@digest]
@@ -103,6 +103,8 @@ def configmap_values(configmap: Mapping[str, Any]) -> dict[str, int]:
     """The hop fields the controller's ConfigMap states (whole seconds; worker-shutdown-timeout
     an nginx time such as "240s")."""
     data = get(configmap, "data") or {}
+    if not isinstance(data, Mapping):  # (the audit's shape check names it first; the pack gets it here)
+        raise ExtractError(f"data: expected a mapping of strings to strings, got {data!r}")
     out = {}
     for f in CONFIGMAP_FIELDS:
         key = NAMES[f]
