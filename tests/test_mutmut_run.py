@@ -247,3 +247,71 @@ def test_the_stats_run_through_the_lean_trampoline_records_the_call_as_mutmuts_d
         state()._stats.clear()
         trampoline._mutant_under_test = saved
         os.environ.pop("MUTANT_UNDER_TEST", None)
+
+
+def _fork_session(runner, outcomes):
+    """A stand-in session of items that pass or fail (`outcomes`: nodeid -> passes), each run
+    recorded in a file the forked child appends to (the child's memory is its own)."""
+    reports = runner._Reports()
+    ran_log = []
+
+    def item(nodeid, passes):
+        def protocol(item, nextitem):
+            with open(ran_log[0], "a") as log:
+                log.write(nodeid + "\n")
+            if not passes:
+                reports.failed.append(nodeid)
+
+        return SimpleNamespace(nodeid=nodeid, ihook=SimpleNamespace(pytest_runtest_protocol=protocol))
+
+    items = {i: item(i, ok) for i, ok in outcomes.items()}
+    config = SimpleNamespace(hook=SimpleNamespace(pytest_collection_modifyitems=lambda session, config, items: None))
+    runner._session.clear()
+    runner._session.update(items=items, session=SimpleNamespace(config=config), reports=reports)
+    return ran_log
+
+
+@pytest.mark.parametrize("passes", [True, False])
+def test_a_mutants_child_runs_the_tests_the_parent_ordered_and_remembers_its_killer(runner, tmp_path, monkeypatch,
+                                                                                  passes):
+    """`submit` orders the mutant's tests before the fork (this run's killers of its function
+    first) and the child runs them in that order, stopping at the first failure; the parent
+    registers the child and its timeout as mutmut does, and the child's exit code is the result."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mutants").mkdir()
+    monkeypatch.setattr(runner, "KILLERS", runner.Path("mutmut-run-killers"))
+    monkeypatch.setattr(runner, "_history", lambda: {})
+    timeouts = []
+    monkeypatch.setattr(runner, "register_timeout", lambda pid, timeout_s: timeouts.append(pid))
+    ids = IDS[:4]
+    ran_log = _fork_session(runner, {i: passes or i != IDS[1] for i in ids})
+    ran_log.append(str(tmp_path / "ran.txt"))
+    (tmp_path / "mutants" / "mutmut-run-killers").mkdir()
+    (tmp_path / "mutants" / "mutmut-run-killers" / runner._function_of(MUTANT)).write_text(IDS[3] + "\n")
+    fork_runner = SimpleNamespace(debug=True, _running={})
+    runner.submit(fork_runner, MUTANT, ids, 60, 0.1)
+    (pid, worker), = fork_runner._running.items()
+    assert worker.mutant_name == MUTANT and timeouts == [pid]
+    _, status = os.waitpid(pid, 0)
+    ran = (tmp_path / "ran.txt").read_text().split()
+    killers = (tmp_path / "mutants" / "mutmut-run-killers" / runner._function_of(MUTANT)).read_text().split()
+    if passes:
+        assert (os.waitstatus_to_exitcode(status), ran) == (0, [IDS[3], IDS[0], IDS[1], IDS[2]])
+        assert killers == [IDS[3]]
+    else:  # the earlier killer first, then the collection order up to the failing test
+        assert (os.waitstatus_to_exitcode(status), ran) == (1, [IDS[3], IDS[0], IDS[1]])
+        assert killers == [IDS[3], IDS[1]]
+
+
+def test_a_mutant_with_a_test_the_session_lacks_is_submitted_the_ordinary_way(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mutants").mkdir()
+    monkeypatch.setattr(runner, "KILLERS", runner.Path("mutmut-run-killers"))
+    _fork_session(runner, {IDS[0]: True})
+    handed = []
+    monkeypatch.setattr(runner, "_ordinary_submit", lambda *args: handed.append(args[1:3]))
+    runner.submit(SimpleNamespace(debug=True, _running={}), MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"],
+                  60, 0.1)
+    assert handed == [(MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"])]
