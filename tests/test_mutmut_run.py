@@ -315,3 +315,30 @@ def test_a_mutant_with_a_test_the_session_lacks_is_submitted_the_ordinary_way(ru
     runner.submit(SimpleNamespace(debug=True, _running={}), MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"],
                   60, 0.1)
     assert handed == [(MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"])]
+
+
+def test_a_mutants_child_whose_test_protocol_raises_is_suspicious_never_a_kill(runner, tmp_path, monkeypatch):
+    """An error outside a test's own report (a hook that raises) ends the child with mutmut's
+    "suspicious" code, which the gate fails on; it neither counts as a kill nor lets the child
+    carry on in the parent's loop."""
+    import os
+
+    from mutmut.stats import status_by_exit_code
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mutants").mkdir()
+    monkeypatch.setattr(runner, "KILLERS", runner.Path("mutmut-run-killers"))
+    monkeypatch.setattr(runner, "_history", lambda: {})
+    monkeypatch.setattr(runner, "register_timeout", lambda pid, timeout_s: None)
+    _fork_session(runner, {IDS[0]: True})
+
+    def broken(item, nextitem):
+        raise RuntimeError("a hook broke")
+
+    runner._session["items"][IDS[0]].ihook.pytest_runtest_protocol = broken
+    fork_runner = SimpleNamespace(debug=False, _running={})
+    runner.submit(fork_runner, MUTANT, [IDS[0]], 60, 0.1)
+    (pid, _), = fork_runner._running.items()
+    _, status = os.waitpid(pid, 0)
+    assert status_by_exit_code[os.waitstatus_to_exitcode(status)] == "suspicious"
+    assert not (tmp_path / "mutants" / "mutmut-run-killers").exists()
