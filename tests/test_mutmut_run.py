@@ -249,45 +249,49 @@ def test_the_stats_run_through_the_lean_trampoline_records_the_call_as_mutmuts_d
         os.environ.pop("MUTANT_UNDER_TEST", None)
 
 
-def _fork_session(runner, outcomes):
-    """A stand-in session of items that pass or fail (`outcomes`: nodeid -> passes), each run
-    recorded in a file the forked child appends to (the child's memory is its own)."""
-    reports = runner._Reports()
-    ran_log = []
-
-    def item(nodeid, passes):
-        def protocol(item, nextitem):
-            with open(ran_log[0], "a") as log:
-                log.write(nodeid + "\n")
-            if not passes:
-                reports.failed.append(nodeid)
-
-        return SimpleNamespace(nodeid=nodeid, ihook=SimpleNamespace(pytest_runtest_protocol=protocol))
-
-    items = {i: item(i, ok) for i, ok in outcomes.items()}
-    config = SimpleNamespace(hook=SimpleNamespace(pytest_collection_modifyitems=lambda session, config, items: None))
-    runner._session.clear()
-    runner._session.update(items=items, session=SimpleNamespace(config=config), reports=reports)
-    return ran_log
-
-
-@pytest.mark.parametrize("passes", [True, False])
-def test_a_mutants_child_runs_the_tests_the_parent_ordered_and_remembers_its_killer(runner, tmp_path, monkeypatch,
-                                                                                  passes):
-    """`submit` orders the mutant's tests before the fork (this run's killers of its function
-    first) and the child runs them in that order, stopping at the first failure; the parent
-    registers the child and its timeout as mutmut does, and the child's exit code is the result."""
-    import os
-
+@pytest.fixture
+def forking(runner, tmp_path, monkeypatch):
+    """`submit` in a scratch `mutants/` (this run's killers under it, no kill history, no
+    timeout thread: the pids given a timeout are recorded), and a stand-in session: `forking(outcomes)`
+    (nodeid -> passes) makes items that log each run to `ran.txt` (the forked child's memory is
+    its own) and report a failure unless they pass. Returns the recorded timeouts."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mutants").mkdir()
     monkeypatch.setattr(runner, "KILLERS", runner.Path("mutmut-run-killers"))
     monkeypatch.setattr(runner, "_history", lambda: {})
     timeouts = []
     monkeypatch.setattr(runner, "register_timeout", lambda pid, timeout_s: timeouts.append(pid))
+
+    def session(outcomes):
+        reports = runner._Reports()
+
+        def item(nodeid, passes):
+            def protocol(item, nextitem):
+                with open(tmp_path / "ran.txt", "a") as log:
+                    log.write(nodeid + "\n")
+                if not passes:
+                    reports.failed.append(nodeid)
+
+            return SimpleNamespace(nodeid=nodeid, ihook=SimpleNamespace(pytest_runtest_protocol=protocol))
+
+        hook = SimpleNamespace(pytest_collection_modifyitems=lambda session, config, items: None)
+        runner._session.clear()
+        runner._session.update(items={i: item(i, ok) for i, ok in outcomes.items()}, reports=reports,
+                               session=SimpleNamespace(config=SimpleNamespace(hook=hook)))
+        return timeouts
+
+    return session
+
+
+@pytest.mark.parametrize("passes", [True, False])
+def test_a_mutants_child_runs_the_tests_the_parent_ordered_and_remembers_its_killer(runner, tmp_path, forking, passes):
+    """`submit` orders the mutant's tests before the fork (this run's killers of its function
+    first) and the child runs them in that order, stopping at the first failure; the parent
+    registers the child and its timeout as mutmut does, and the child's exit code is the result."""
+    import os
+
     ids = IDS[:4]
-    ran_log = _fork_session(runner, {i: passes or i != IDS[1] for i in ids})
-    ran_log.append(str(tmp_path / "ran.txt"))
+    timeouts = forking({i: passes or i != IDS[1] for i in ids})
     (tmp_path / "mutants" / "mutmut-run-killers").mkdir()
     (tmp_path / "mutants" / "mutmut-run-killers" / runner._function_of(MUTANT)).write_text(IDS[3] + "\n")
     fork_runner = SimpleNamespace(debug=True, _running={})
@@ -305,11 +309,8 @@ def test_a_mutants_child_runs_the_tests_the_parent_ordered_and_remembers_its_kil
         assert killers == [IDS[3], IDS[1]]
 
 
-def test_a_mutant_with_a_test_the_session_lacks_is_submitted_the_ordinary_way(runner, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "mutants").mkdir()
-    monkeypatch.setattr(runner, "KILLERS", runner.Path("mutmut-run-killers"))
-    _fork_session(runner, {IDS[0]: True})
+def test_a_mutant_with_a_test_the_session_lacks_is_submitted_the_ordinary_way(runner, forking, monkeypatch):
+    forking({IDS[0]: True})
     handed = []
     monkeypatch.setattr(runner, "_ordinary_submit", lambda *args: handed.append(args[1:3]))
     runner.submit(SimpleNamespace(debug=True, _running={}), MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"],
@@ -317,7 +318,7 @@ def test_a_mutant_with_a_test_the_session_lacks_is_submitted_the_ordinary_way(ru
     assert handed == [(MUTANT, [IDS[0], "tests/timing/test_gone.py::test_x"])]
 
 
-def test_a_mutants_child_whose_test_protocol_raises_is_suspicious_never_a_kill(runner, tmp_path, monkeypatch):
+def test_a_mutants_child_whose_test_protocol_raises_is_suspicious_never_a_kill(runner, tmp_path, forking):
     """An error outside a test's own report (a hook that raises) ends the child with mutmut's
     "suspicious" code, which the gate fails on; it neither counts as a kill nor lets the child
     carry on in the parent's loop."""
@@ -325,12 +326,7 @@ def test_a_mutants_child_whose_test_protocol_raises_is_suspicious_never_a_kill(r
 
     from mutmut.stats import status_by_exit_code
 
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "mutants").mkdir()
-    monkeypatch.setattr(runner, "KILLERS", runner.Path("mutmut-run-killers"))
-    monkeypatch.setattr(runner, "_history", lambda: {})
-    monkeypatch.setattr(runner, "register_timeout", lambda pid, timeout_s: None)
-    _fork_session(runner, {IDS[0]: True})
+    forking({IDS[0]: True})
 
     def broken(item, nextitem):
         raise RuntimeError("a hook broke")
