@@ -254,13 +254,20 @@ def forking(runner, tmp_path, monkeypatch):
     """`submit` in a scratch `mutants/` (this run's killers under it, no kill history, no
     timeout thread: the pids given a timeout are recorded), and a stand-in session: `forking(outcomes)`
     (nodeid -> passes) makes items that log each run to `ran.txt` (the forked child's memory is
-    its own) and report a failure unless they pass. Returns the recorded timeouts."""
+    its own) and report a failure unless they pass; the mutant compiled in the child is logged
+    there too. Returns the recorded timeouts."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mutants").mkdir()
     monkeypatch.setattr(runner, "KILLERS", runner.Path("mutmut-run-killers"))
     monkeypatch.setattr(runner, "_history", lambda: {})
     timeouts = []
     monkeypatch.setattr(runner, "register_timeout", lambda pid, timeout_s: timeouts.append(pid))
+
+    def materialize(mutant_name):  # (the real one is held by the lazy_sample tests below)
+        with open(tmp_path / "ran.txt", "a") as log:
+            log.write(f"compiled:{mutant_name}\n")
+
+    monkeypatch.setattr(runner, "_materialize", materialize)
 
     def session(outcomes):
         reports = runner._Reports()
@@ -299,7 +306,8 @@ def test_a_mutants_child_runs_the_tests_the_parent_ordered_and_remembers_its_kil
     (pid, worker), = fork_runner._running.items()
     assert worker.mutant_name == MUTANT and timeouts == [pid]
     _, status = os.waitpid(pid, 0)
-    ran = (tmp_path / "ran.txt").read_text().split()
+    compiled, *ran = (tmp_path / "ran.txt").read_text().split()
+    assert compiled == f"compiled:{MUTANT}"  # before its first test
     killers = (tmp_path / "mutants" / "mutmut-run-killers" / runner._function_of(MUTANT)).read_text().split()
     if passes:
         assert (os.waitstatus_to_exitcode(status), ran) == (0, [IDS[3], IDS[0], IDS[1], IDS[2]])
@@ -338,3 +346,160 @@ def test_a_mutants_child_whose_test_protocol_raises_is_suspicious_never_a_kill(r
     _, status = os.waitpid(pid, 0)
     assert status_by_exit_code[os.waitstatus_to_exitcode(status)] == "suspicious"
     assert not (tmp_path / "mutants" / "mutmut-run-killers").exists()
+
+
+# ---- mutants compiled in the child that tests them ----------------------------------------------
+SAMPLE = '''from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+LIMIT = 3
+
+
+def scaled(x: int, factor: int = 2, *, label: str = "s", tags: Sequence[str] = ()) -> str:
+    if x > 10:
+        return f"{x * factor}{label}"
+    return f"{x + factor}{label}"
+
+
+def capped(x: int, n: int = LIMIT) -> int:
+    return min(x, n + 1)
+
+
+class Base:
+    def size(self) -> int:
+        return 1
+
+
+class Box(Base):
+    unit = "ms"
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+        self.__secret = value * 2
+
+    def render(self, width: int = 4) -> str:
+        return str(self.value + 1).rjust(width - 1) + self.unit
+
+    def size(self) -> int:
+        return super().size() + self.value * 3
+
+    def hidden(self) -> int:
+        return self.__secret - 1
+'''
+# Compiled alone they would not mean the same: a default that is a name (`capped`), `super()`
+# (`Box.size`), a private name the class mangles (`Box.__init__`, `Box.hidden`).
+KEPT_WHOLE = ("x_capped__", "xǁBoxǁ__init____", "xǁBoxǁsize__", "xǁBoxǁhidden__")
+
+
+@pytest.fixture
+def lazy_sample(runner, tmp_path, monkeypatch):
+    """SAMPLE mutated by mutmut's own generator and written as `lazy_sample.py`, then stripped
+    (`strip_mutants`) and imported; the file mutmut wrote imported whole as `lazy_sample_whole`.
+    Returns (mutant names, table, stripped module, whole module, generated code)."""
+    import importlib
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    mutated = mutate_file_contents("lazy_sample.py", SAMPLE)
+    path = tmp_path / "lazy_sample.py"
+    path.write_text(mutated.code, encoding="utf-8")
+    table = runner.strip_mutants(str(path))
+    monkeypatch.setattr(runner, "_lazy", {f"lazy_sample.{name}": where for name, where in table.items()})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("lazy_sample", None)
+    stripped = importlib.import_module("lazy_sample")
+    loader = importlib.machinery.SourceFileLoader("lazy_sample_whole", str(path) + runner.FULL)
+    whole = importlib.util.module_from_spec(importlib.util.spec_from_loader("lazy_sample_whole", loader))
+    loader.exec_module(whole)
+    yield list(mutated.mutant_names), table, stripped, whole, mutated.code
+    sys.modules.pop("lazy_sample", None)
+
+
+def _code(co):
+    """What a code object runs and reports (all but its file name), its nested code too."""
+    return (co.co_code, co.co_names, co.co_varnames, co.co_freevars, co.co_cellvars, co.co_flags, co.co_argcount,
+            co.co_posonlyargcount, co.co_kwonlyargcount, co.co_firstlineno, co.co_linetable, co.co_exceptiontable,
+            co.co_name, co.co_qualname, tuple(_code(c) if hasattr(c, "co_code") else c for c in co.co_consts))
+
+
+def _mutant(module, name):
+    return getattr(module, f"mutants_{name[: name.rindex('__mutmut_')]}__mutmut").get(name)
+
+
+def test_a_mutant_compiled_in_its_child_is_the_function_mutmut_wrote(runner, lazy_sample):
+    """Every mutant left out of the module, compiled by `_materialize`, is the function the whole
+    generated module defines: the same code (bytecode, constants, names, line numbers, qualified
+    name), defaults, module and globals, in its mutants dict and on its module or class; the
+    mutants that would not mean the same compiled alone stay in the module."""
+    names, table, stripped, whole, _ = lazy_sample
+    assert set(table) == {n for n in names if not n.startswith(KEPT_WHOLE)}
+    assert {n for n in names if n.startswith(KEPT_WHOLE)} and len(table) >= 15
+    for name in names:
+        if name not in table:  # kept: registered as generated
+            assert _code(_mutant(stripped, name).__code__) == _code(_mutant(whole, name).__code__)
+            continue
+        assert _mutant(stripped, name) is None
+        runner._materialize(f"lazy_sample.{name}")
+        lazy, eager = _mutant(stripped, name), _mutant(whole, name)
+        assert _code(lazy.__code__) == _code(eager.__code__), name
+        assert (lazy.__defaults__, lazy.__kwdefaults__, lazy.__qualname__, lazy.__annotations__) == (
+            eager.__defaults__, eager.__kwdefaults__, eager.__qualname__, eager.__annotations__)
+        assert lazy.__module__ == "lazy_sample" and lazy.__globals__ is vars(stripped)
+        assert lazy.__code__.co_filename == stripped.__file__
+        owner = stripped.Box if name.startswith("xǁBoxǁ") else stripped.Base if name.startswith("xǁBaseǁ") else stripped
+        assert getattr(owner, name) is lazy
+
+
+@pytest.mark.parametrize("call", [lambda m: m.scaled(12), lambda m: m.scaled(3, label="ms"), lambda m: m.capped(9),
+                                  lambda m: m.Box(5).render(), lambda m: m.Box(5).size(), lambda m: m.Box(2).hidden(),
+                                  lambda m: m.Base().size()])
+def test_each_mutant_under_test_gives_what_the_whole_module_gives(runner, lazy_sample, call):
+    import mutmut.mutation.trampoline as trampoline
+
+    names, table, stripped, whole, _ = lazy_sample
+    saved = trampoline._mutant_under_test
+    try:
+        for name in ["", *names]:
+            if name in table:
+                runner._materialize(f"lazy_sample.{name}")
+            trampoline.set_mutant_under_test(f"lazy_sample.{name}" if name else "")
+            lazy = _outcome(lambda: call(stripped))
+            trampoline.set_mutant_under_test(f"lazy_sample_whole.{name}" if name else "")
+            assert lazy == _outcome(lambda: call(whole)), name
+    finally:
+        trampoline._mutant_under_test = saved
+        import os
+        os.environ.pop("MUTANT_UNDER_TEST", None)
+
+
+def test_the_stripped_module_keeps_every_other_line_where_it_was(runner, lazy_sample, tmp_path):
+    names, table, _, _, code = lazy_sample
+    stripped = (tmp_path / "lazy_sample.py").read_text(encoding="utf-8").split("\n")
+    generated = code.split("\n")
+    assert len(stripped) == len(generated)
+    assert all(s in (g, "") for s, g in zip(stripped, generated))
+    assert sum(s != g for s, g in zip(stripped, generated)) > 0
+    runner._restore_all()
+    assert (tmp_path / "lazy_sample.py").read_text(encoding="utf-8") == code  # put back for `mutmut show`
+    assert not (tmp_path / ("lazy_sample.py" + runner.FULL)).exists()
+
+
+def test_a_mutant_in_neither_the_module_nor_the_table_is_an_error_not_the_original(runner, lazy_sample):
+    with pytest.raises(LookupError):
+        runner._materialize("lazy_sample.x_scaled__mutmut_999")
+
+
+def test_a_module_that_evaluates_annotations_when_it_defines_them_is_left_whole(runner, tmp_path):
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    path = tmp_path / "eager_sample.py"
+    path.write_text(mutate_file_contents("eager_sample.py", SAMPLE.replace("from __future__ import annotations\n", "")).code)
+    before = path.read_text()
+    assert runner.strip_mutants(str(path)) == {} and path.read_text() == before
