@@ -429,8 +429,8 @@ def _code(co):
             co.co_name, co.co_qualname, tuple(_code(c) if hasattr(c, "co_code") else c for c in co.co_consts))
 
 
-def _mutant(module, name):
-    return getattr(module, f"mutants_{name[: name.rindex('__mutmut_')]}__mutmut").get(name)
+def _mutant(runner, module, name):
+    return getattr(module, runner._dict_name(name)).get(name)
 
 
 def test_a_mutant_compiled_in_its_child_is_the_function_mutmut_wrote(runner, lazy_sample):
@@ -443,17 +443,17 @@ def test_a_mutant_compiled_in_its_child_is_the_function_mutmut_wrote(runner, laz
     assert {n for n in names if n.startswith(KEPT_WHOLE)} and len(table) >= 15
     for name in names:
         if name not in table:  # kept: registered as generated
-            assert _code(_mutant(stripped, name).__code__) == _code(_mutant(whole, name).__code__)
+            assert _code(_mutant(runner, stripped, name).__code__) == _code(_mutant(runner, whole, name).__code__)
             continue
-        assert _mutant(stripped, name) is None
+        assert _mutant(runner, stripped, name) is None
         runner._materialize(f"lazy_sample.{name}")
-        lazy, eager = _mutant(stripped, name), _mutant(whole, name)
+        lazy, eager = _mutant(runner, stripped, name), _mutant(runner, whole, name)
         assert _code(lazy.__code__) == _code(eager.__code__), name
         assert (lazy.__defaults__, lazy.__kwdefaults__, lazy.__qualname__, lazy.__annotations__) == (
             eager.__defaults__, eager.__kwdefaults__, eager.__qualname__, eager.__annotations__)
         assert lazy.__module__ == "lazy_sample" and lazy.__globals__ is vars(stripped)
         assert lazy.__code__.co_filename == stripped.__file__
-        owner = stripped.Box if name.startswith("xǁBoxǁ") else stripped.Base if name.startswith("xǁBaseǁ") else stripped
+        owner = getattr(stripped, name.split("ǁ")[1]) if "ǁ" in name else stripped  # xǁClassǁmethod__mutmut_N
         assert getattr(owner, name) is lazy
 
 
@@ -500,6 +500,7 @@ def test_a_module_that_evaluates_annotations_when_it_defines_them_is_left_whole(
     from mutmut.mutation.file_mutation import mutate_file_contents
 
     path = tmp_path / "eager_sample.py"
-    path.write_text(mutate_file_contents("eager_sample.py", SAMPLE.replace("from __future__ import annotations\n", "")).code)
+    eager = SAMPLE.replace("from __future__ import annotations\n", "")
+    path.write_text(mutate_file_contents("eager_sample.py", eager).code)
     before = path.read_text()
     assert runner.strip_mutants(str(path)) == {} and path.read_text() == before
