@@ -9,6 +9,7 @@ silently generating nothing.
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 from hypothesis import strategies as st
@@ -85,12 +86,29 @@ def build(changes: dict[str, Any] | None = None, values: dict[str, Any] | None =
     return Stack.model_validate(data)
 
 
+# The stack last judged and its findings: a test asks `error_ids`, then `only`, about one stack,
+# and judging the example's stack takes ~3 ms. A `Stack` is frozen, so its findings cannot
+# change; holding it keeps its `id` from going to another object. Kept per process: the mutation
+# gate forks a child per mutant from the process that collected the tests, and a stack judged
+# there (without the mutant) is judged again in the child.
+_last: tuple[int, Stack, tuple[Finding, ...]] | None = None
+
+
+def judged(stack: Stack) -> tuple[Finding, ...]:
+    """`evaluate(stack)`, judged once for the same stack asked about again."""
+    global _last
+    pid = os.getpid()
+    if _last is None or _last[0] != pid or _last[1] is not stack:
+        _last = (pid, stack, tuple(evaluate(stack)))
+    return _last[2]
+
+
 def error_ids(stack: Stack) -> set[str]:
-    return {f.id for f in errors(evaluate(stack))}
+    return {f.id for f in errors(judged(stack))}
 
 
 def findings_of(stack: Stack, rule: str, subject: str | None = None) -> list[Finding]:
-    return [f for f in evaluate(stack) if f.id == rule and (subject is None or f.subject == subject)]
+    return [f for f in judged(stack) if f.id == rule and (subject is None or f.subject == subject)]
 
 
 def stamped(rule: str, verdicts: list[Verdict]) -> list[Finding]:
