@@ -1,21 +1,32 @@
-"""The engine's shortcut and its determinism.
+"""The engine's shortcuts and its determinism.
 
 `World.run` serves requests between events without putting them on the heap. The reference
 below is the plain discrete-event form (every arrival an event); both consume the random
 stream in the same order, so every count and every timeline entry must be identical.
+`Checkers._probe` leaves out probe rounds that can change nothing until `Lifecycle._wake` puts
+them back; the reference for that one runs every round as an event.
 """
 
 from __future__ import annotations
 
 import heapq
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lockstep.timing.config import read_stack_file
+from lockstep.timing.scenario_names import DEFAULT_SCENARIOS, NODE_SCENARIOS
 from lockstep.timing.sim import scenarios
 from lockstep.timing.sim.engine import INF, World
 from lockstep.timing.sim.spec import stack_specs
 from lockstep.timing.simulate import applies, run_scenario, simulate_stack
+from tests.timing.strategies import edit, varied_stacks
+
+SCENARIOS = DEFAULT_SCENARIOS + NODE_SCENARIOS
 
 
 class EventPerRequest(World):
@@ -63,6 +74,139 @@ def test_serving_requests_between_events_equals_one_event_per_request(example_sp
         assert fast.counts == slow.counts, spec.name
         assert fast.metrics == slow.metrics, spec.name
         assert fast.timeline == slow.timeline, spec.name
+
+
+class Recorded(World):
+    """A world that keeps its pods' states at each thing that happens to them (a timeline
+    entry) and where it ended, and counts its probe rounds."""
+
+    made: list[Recorded] = []
+    rounds = 0
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 - World's own
+        self.states: list = []
+        super().__init__(*args, **kwargs)
+        Recorded.made.append(self)
+
+    def pod_states(self) -> list:
+        # (all but the count of passed readiness rounds, which the rounds left out do not add
+        # to: it counts only while the probe is not passing, see `Checkers._idle`)
+        return [(p.name, p.started, p.rd_pass, p.rd_fail, p.st_fail, p.lv_fail, p.ready, p.restarts)
+                for p in self.pods]
+
+    def note(self, text: str) -> None:
+        self.states.append((round(self.t, 6), text, self.pod_states()))
+        super().note(text)
+
+    def _probe(self, pod, kind) -> None:  # noqa: ANN001
+        Recorded.rounds += 1
+        super()._probe(pod, kind)
+
+
+class EveryProbeRound(Recorded):
+    """Every round of every probe an event, as the engine ran before it left idle ones out."""
+
+    def _idle(self, pod, kind, t) -> bool:  # noqa: ANN001 - the engine's own signature
+        return False
+
+
+@contextmanager
+def world(cls: type[World]) -> Iterator[None]:
+    """`run_scenario` on worlds of `cls` (hypothesis runs many examples in one test call: no
+    function-scoped monkeypatch)."""
+    scenarios.World = cls
+    try:
+        yield
+    finally:
+        scenarios.World = World
+
+
+def _runs(specs, scenario: str, seed: int, verdict: bool, cls: type[Recorded]) -> tuple[list, list, int]:
+    """Each applicable service's report, its pods' states at each thing that happened and at
+    the end of each world, and the probe rounds that were events."""
+    Recorded.made, Recorded.rounds = [], 0
+    with world(cls):
+        reports = [(s.name, r.counts, r.metrics, r.timeline) for s in specs if applies(s, scenario)
+                   for r in [run_scenario(s, scenario, phases=1, seed=seed, rate=15, timeline=True, fast=verdict)]]
+    pods = [(w.states, w.pod_states()) for w in Recorded.made]
+    return reports, pods, Recorded.rounds
+
+
+# The example, and bundled broken stacks where more happens to a pod while its probes run: a
+# target removed by failing its health check (readiness fails while it drains), a mesh sidecar
+# that exits before the app (there with checkout's Linkerd proxy waiting 7 s before it exits,
+# so that the app's readiness has passed a round between the SIGTERM and its network going),
+# an NLB resetting an unhealthy target.
+STACKS = ((None, {}), ("examples/Pulumi.seed003.yaml", {}), ("examples/Pulumi.nodes-nlb-reset.yaml", {}),
+          ("examples/Pulumi.path-linkerd-drain.yaml", {"services.5.path.0.drain_s": 7}))
+
+
+@pytest.fixture(scope="module", params=STACKS, ids=lambda p: p[0] or "example")
+def bundled_specs(request):
+    from lockstep.timing.config import read_stack_values, stack_from_config
+
+    name, changes = request.param
+    values, _ = read_stack_values(None if name is None else Path(__file__).resolve().parents[2] / name)
+    assert all(path.startswith("services.5.path") for path in changes) and (
+        not changes or values["services"][5]["name"] == "checkout")
+    return stack_specs(stack_from_config(edit(values, changes)))
+
+
+@pytest.mark.parametrize("verdict", [False, True])
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_leaving_out_idle_probe_rounds_changes_nothing_a_run_reports_on_bundled_stacks(bundled_specs, scenario,
+                                                                                       verdict):
+    every = _runs(bundled_specs, scenario, 3, verdict, EveryProbeRound)
+    assert _runs(bundled_specs, scenario, 3, verdict, Recorded)[:2] == every[:2]
+
+
+# The example with its numbers turned (rules broken anywhere, node shutdowns drained or not): the
+# runs that lose requests, restart pods, block falsely or stall, where probes matter most.
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(varied_stacks(), st.sampled_from(SCENARIOS), st.booleans(), st.integers(0, 999))
+def test_leaving_out_idle_probe_rounds_changes_nothing_a_run_reports(stack, scenario, verdict, seed):
+    specs = stack_specs(stack)
+    every = _runs(specs, scenario, seed, verdict, EveryProbeRound)
+    assert _runs(specs, scenario, seed, verdict, Recorded)[:2] == every[:2]
+
+
+def _serving_pod(example_specs):
+    import random
+
+    from lockstep.timing.sim.state import Counts
+
+    [api] = [s for s in example_specs if s.name == "api"]  # (startup, readiness and liveness probes)
+    w = World(api, random.Random(0), 0.0, Counts(), None)
+    return w, w.add_pod("api-1", steady=True)
+
+
+def test_a_serving_pods_probe_rounds_are_idle(example_specs):
+    w, pod = _serving_pod(example_specs)
+    assert [w._idle(pod, kind, 0.0) for kind in ("startup", "readiness", "liveness")] == [True, True, True]
+
+
+@pytest.mark.parametrize("kind, state", [
+    ("startup", {"started": False}),
+    ("readiness", {"started": False}),  # its rounds wait for the startup probe, no wake-up call
+    ("liveness", {"started": False}),
+    ("readiness", {"rd_fail": 1}),  # a pass now clears a counted failure
+    ("liveness", {"lv_fail": 1}),
+    ("readiness", {"rd_pass": False}),
+    ("readiness", {"stop_at": 0.0}), ("liveness", {"stop_at": 0.0}),
+    ("readiness", {"net_down": True}), ("liveness", {"crashed": True}),
+    ("readiness", {"listen_at": 5.0}),  # not yet listening
+])
+def test_a_round_that_can_change_something_is_never_idle(example_specs, kind, state):
+    w, pod = _serving_pod(example_specs)
+    for field, value in state.items():
+        setattr(pod, field, value)
+    assert not w._idle(pod, kind, 0.0)
+
+
+def test_most_probe_rounds_of_a_serving_pod_are_left_out(example_specs):
+    # (the reason for the shortcut: a pod that serves answers every round the same)
+    every = _runs(example_specs, "rollout", 0, False, EveryProbeRound)[2]
+    assert 0 < _runs(example_specs, "rollout", 0, False, Recorded)[2] < every / 3
 
 
 def test_the_same_seed_gives_the_same_report():

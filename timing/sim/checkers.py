@@ -86,6 +86,12 @@ class Checkers:
             return
         s, t = self.spec, self.t
         probe = getattr(s, kind)
+        if self._idle(pod, kind, t):
+            # This round changes nothing, nor will the next ones until something happens to the
+            # pod that `Lifecycle._wake` is told of: they are left out (the commonest events by
+            # far, most of them in a pod that just serves), and put back at their own times then.
+            pod.parked[kind] = t
+            return
         # `self.at(t + probe.period, self._probe, pod, kind)`, spelt out: the commonest event
         heappush(self.heap, (t + probe.period, self.seq, self._probe, (pod, kind)))
         self.seq += 1
@@ -122,6 +128,23 @@ class Checkers:
             pod.lv_fail = 0 if ok else pod.lv_fail + 1
             if pod.lv_fail >= probe.failure:
                 self.restart(pod, "liveness probe")
+
+    def _idle(self, pod: Pod, kind: str, t: float) -> bool:
+        """Whether this round of the probe changes nothing, and no later one can until the pod
+        is restarted, crashes, terminates, stops accepting or loses its network (what the round
+        reads, written only where `Lifecycle._wake` is called; a pod that goes, or is signalled,
+        is never probed again): a started container's startup probe, and for a started container
+        that answers, its readiness probe once passing with no failure counted, its liveness
+        probe with no failure counted. (A passed readiness round counts toward `success` only
+        while the probe is not passing, and every way there starts that count again from 0: one
+        left out while it passes counts nothing.)"""
+        if kind == "startup":
+            return pod.started
+        if not pod.started or self.health(pod, t) != "ok":
+            return False
+        if kind == "readiness":
+            return pod.rd_pass and pod.rd_fail == 0
+        return pod.lv_fail == 0
 
     def every(self, period: float, fn: Callable[[], None]) -> None:
         """A periodic checker (heartbeat observer, watchdog) with a random phase."""

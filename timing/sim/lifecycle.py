@@ -50,9 +50,23 @@ class Lifecycle:
         pod.start, pod.listen_at = t, t + s.warmup
         pod.started = s.startup is None
         pod.rd_ok = pod.rd_fail = pod.st_fail = pod.lv_fail = 0
+        self._wake(pod)
         if s.readiness is None and pod.started:
             self.at(t, self._set_rd, pod, True)
         self.at(pod.listen_at, self._dirty)
+
+    def _wake(self, pod: Pod) -> None:
+        """Something `Checkers._idle` reads has changed: each probe left out comes round again at
+        the next of its own times after now (each a period after the last, as it ran)."""
+        if not pod.parked:
+            return
+        now = self.t
+        for kind, at in pod.parked.items():
+            period = getattr(self.spec, kind).period
+            while at <= now:
+                at += period
+            self.at(at, self._probe, pod, kind)
+        pod.parked.clear()
 
     def _dirty(self) -> None:
         self.dirty = True
@@ -126,6 +140,7 @@ class Lifecycle:
         """Delete a pod: preStop drain (serving), then stop accepting and finish, killed at grace."""
         s, t = self.spec, self.t
         pod.term_at = t
+        self._wake(pod)
         self._update_ready(pod)
         self.note(f"{pod.name}: terminating (drain {s.drain}s, grace {grace}s)")
         lb = s.lb
@@ -180,6 +195,7 @@ class Lifecycle:
     def _sidecar_exit(self, pod: Pod) -> None:
         if not pod.gone:
             pod.net_down = True
+            self._wake(pod)
             self.cut(pod, "mesh sidecar exited")
             self.dirty = True
 
@@ -188,6 +204,7 @@ class Lifecycle:
             return
         t = self.t
         pod.stop_at = t
+        self._wake(pod)
         self.dirty = True
         live = [e for e in pod.inflight if e > t]
         pod.inflight = live
@@ -215,6 +232,7 @@ class Lifecycle:
     def crash(self, pod: Pod) -> None:
         # The container exits: the kubelet reports it not ready at once (no probe needed).
         pod.crashed = True
+        self._wake(pod)
         self.cut(pod, "crash")
         pod.rd_ok = pod.rd_fail = 0
         self._set_rd(pod, False)

@@ -47,7 +47,7 @@ class Pod:
     __slots__ = ("name", "created", "start", "listen_at", "started", "rd_pass", "gate_ok", "ready",
                  "ready_since", "term_at", "stop_at", "kill_at", "gone", "gone_at", "crashed",
                  "net_down", "inflight", "target", "restarts", "rd_ok", "rd_fail", "st_fail",
-                 "lv_fail", "in_proxy", "registered", "selected", "idle", "busy", "signalled")
+                 "lv_fail", "in_proxy", "registered", "selected", "idle", "busy", "signalled", "parked")
 
     def __init__(self, name: str, t: float) -> None:
         self.name = name
@@ -83,6 +83,9 @@ class Pod:
         # its endpoints (the kubelet stops probing it), and the app fails the LB's health checks
         # from here on.
         self.signalled = False
+        # Probes whose rounds are left out while they can change nothing (`Checkers._idle`): the
+        # time of each one's last round, until `Lifecycle._wake` puts the next one back.
+        self.parked: dict[str, float] = {}
 
     def listening(self, t: float) -> bool:
         return (not self.gone and not self.crashed and not self.net_down and t >= self.listen_at
