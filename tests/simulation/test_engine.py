@@ -81,7 +81,7 @@ class Recorded(World):
     entry) and where it ended, and counts its probe rounds."""
 
     made: list[Recorded] = []
-    rounds = 0
+    rounds = checks = 0
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 - World's own
         self.states: list = []
@@ -91,8 +91,9 @@ class Recorded(World):
     def pod_states(self) -> list:
         # (all but the count of passed readiness rounds, which the rounds left out do not add
         # to: it counts only while the probe is not passing, see `Checkers._idle`)
-        return [(p.name, p.started, p.rd_pass, p.rd_fail, p.st_fail, p.lv_fail, p.ready, p.restarts)
-                for p in self.pods]
+        # (and of its target, all but the count of passed checks, for the same reason)
+        return [(p.name, p.started, p.rd_pass, p.rd_fail, p.st_fail, p.lv_fail, p.ready, p.restarts, p.in_proxy,
+                 p.target and (p.target.health, p.target.fail)) for p in self.pods]
 
     def note(self, text: str) -> None:
         self.states.append((round(self.t, 6), text, self.pod_states()))
@@ -102,11 +103,19 @@ class Recorded(World):
         Recorded.rounds += 1
         super()._probe(pod, kind)
 
+    def _hc(self, g) -> None:  # noqa: ANN001
+        Recorded.checks += 1
+        super()._hc(g)
+
 
 class EveryProbeRound(Recorded):
-    """Every round of every probe an event, as the engine ran before it left idle ones out."""
+    """Every round of every probe and every health check an event, as the engine ran before it
+    left idle ones out."""
 
     def _idle(self, pod, kind, t) -> bool:  # noqa: ANN001 - the engine's own signature
+        return False
+
+    def _check_idle(self, g, res) -> bool:  # noqa: ANN001
         return False
 
 
@@ -121,34 +130,36 @@ def world(cls: type[World]) -> Iterator[None]:
         scenarios.World = World
 
 
-def _runs(specs, scenario: str, seed: int, verdict: bool, cls: type[Recorded]) -> tuple[list, list, int]:
+def _runs(specs, scenario: str, seed: int, verdict: bool, cls: type[Recorded]) -> tuple[list, list, int, int]:
     """Each applicable service's report, its pods' states at each thing that happened and at
-    the end of each world, and the probe rounds that were events."""
-    Recorded.made, Recorded.rounds = [], 0
+    the end of each world, and the probe rounds and health checks that were events."""
+    Recorded.made, Recorded.rounds, Recorded.checks = [], 0, 0
     with world(cls):
         reports = [(s.name, r.counts, r.metrics, r.timeline) for s in specs if applies(s, scenario)
                    for r in [run_scenario(s, scenario, phases=1, seed=seed, rate=15, timeline=True, fast=verdict)]]
     pods = [(w.states, w.pod_states()) for w in Recorded.made]
-    return reports, pods, Recorded.rounds
+    return reports, pods, Recorded.rounds, Recorded.checks
 
 
 # The example, and bundled broken stacks where more happens to a pod while its probes run: a
 # target removed by failing its health check (readiness fails while it drains), a mesh sidecar
 # that exits before the app (there with checkout's Linkerd proxy waiting 7 s before it exits,
 # so that the app's readiness has passed a round between the SIGTERM and its network going),
-# an NLB resetting an unhealthy target.
+# an NLB resetting an unhealthy target, the NLB's node check (externalTrafficPolicy Local:
+# kube-proxy answers it), and api killed at its grace period while it still drains (its pod goes
+# while it answers every check).
 STACKS = ((None, {}), ("examples/Pulumi.seed003.yaml", {}), ("examples/Pulumi.nodes-nlb-reset.yaml", {}),
-          ("examples/Pulumi.path-linkerd-drain.yaml", {"services.5.path.0.drain_s": 7}))
+          ("examples/Pulumi.path-linkerd-drain.yaml", {"services.5.path.0.drain_s": 7}),
+          ("examples/Pulumi.nodes-etp-local.yaml", {}),
+          (None, {"services.0.shutdown.drain_s": 40, "services.0.shutdown.grace_s": 30}))
 
 
-@pytest.fixture(scope="module", params=STACKS, ids=lambda p: p[0] or "example")
+@pytest.fixture(scope="module", params=STACKS, ids=lambda p: " ".join([p[0] or "example", *map(str, p[1].values())]))
 def bundled_specs(request):
     from lockstep.timing.config import read_stack_values, stack_from_config
 
     name, changes = request.param
     values, _ = read_stack_values(None if name is None else Path(__file__).resolve().parents[2] / name)
-    assert all(path.startswith("services.5.path") for path in changes) and (
-        not changes or values["services"][5]["name"] == "checkout")
     return stack_specs(stack_from_config(edit(values, changes)))
 
 
@@ -180,9 +191,19 @@ def _serving_pod(example_specs):
     return w, w.add_pod("api-1", steady=True)
 
 
-def test_a_serving_pods_probe_rounds_are_idle(example_specs):
+def test_a_serving_pods_probe_rounds_and_health_checks_are_idle(example_specs):
     w, pod = _serving_pod(example_specs)
     assert [w._idle(pod, kind, 0.0) for kind in ("startup", "readiness", "liveness")] == [True, True, True]
+    assert w._check_idle(pod.target, "ok")
+
+
+@pytest.mark.parametrize("res, state", [("503", {}), ("timeout", {}), ("refused", {}), ("ok", {"fail": 1}),
+                                        ("ok", {"health": "unhealthy"}), ("ok", {"health": "initial"})])
+def test_a_health_check_that_can_change_something_is_never_idle(example_specs, res, state):
+    w, pod = _serving_pod(example_specs)
+    for field, value in state.items():
+        setattr(pod.target, field, value)
+    assert not w._check_idle(pod.target, res)
 
 
 @pytest.mark.parametrize("kind, state", [
@@ -203,10 +224,11 @@ def test_a_round_that_can_change_something_is_never_idle(example_specs, kind, st
     assert not w._idle(pod, kind, 0.0)
 
 
-def test_most_probe_rounds_of_a_serving_pod_are_left_out(example_specs):
+def test_most_probe_rounds_and_health_checks_of_serving_pods_are_left_out(example_specs):
     # (the reason for the shortcut: a pod that serves answers every round the same)
-    every = _runs(example_specs, "rollout", 0, False, EveryProbeRound)[2]
-    assert 0 < _runs(example_specs, "rollout", 0, False, Recorded)[2] < every / 3
+    every = _runs(example_specs, "rollout", 0, False, EveryProbeRound)[2:]
+    left = _runs(example_specs, "rollout", 0, False, Recorded)[2:]
+    assert 0 < left[0] < every[0] / 3 and 0 < left[1] < every[1] / 2
 
 
 def test_the_same_seed_gives_the_same_report():

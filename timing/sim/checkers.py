@@ -20,6 +20,10 @@ class Checkers:
         # The node check (externalTrafficPolicy Local) is answered by kube-proxy: healthy while
         # the node has a ready local endpoint, as kube-proxy sees it.
         res = ("ok" if g.pod.in_proxy else "503") if self.node_check else self.health(g.pod, t)
+        if self._check_idle(g, res):
+            # as an idle probe round (`_probe`): left out, put back by `Lifecycle._wake`
+            g.parked = t
+            return
         if res == "503" and not self.node_check:
             self.c.deliberate_503 += 1
         if res == "timeout":
@@ -145,6 +149,16 @@ class Checkers:
         if kind == "readiness":
             return pod.rd_pass and pod.rd_fail == 0
         return pod.lv_fail == 0
+
+    def _check_idle(self, g: Target, res: str) -> bool:
+        """Whether this health check changes nothing, and no later one can until `_idle`'s
+        things happen to the pod, or it is signalled, goes, or kube-proxy on its node changes
+        whether it routes to it (`in_proxy`, which a node check reads; each calls
+        `Lifecycle._wake`): a healthy target answering with no failure counted. (Passed checks
+        count toward `healthy_threshold` only while it is unhealthy, and the way there starts
+        that count again from 0.) Targets exist only where the LB sends to the pods (`mode`
+        "pods"): elsewhere nothing is checked."""
+        return res == "ok" and g.health == "healthy" and g.fail == 0
 
     def every(self, period: float, fn: Callable[[], None]) -> None:
         """A periodic checker (heartbeat observer, watchdog) with a random phase."""

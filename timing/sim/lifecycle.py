@@ -56,17 +56,24 @@ class Lifecycle:
         self.at(pod.listen_at, self._dirty)
 
     def _wake(self, pod: Pod) -> None:
-        """Something `Checkers._idle` reads has changed: each probe left out comes round again at
-        the next of its own times after now (each a period after the last, as it ran)."""
-        if not pod.parked:
-            return
+        """Something `Checkers._idle` or `_check_idle` reads has changed: each probe left out,
+        and the LB's health check of the pod's target, comes round again at the next of its own
+        times after now (each a period after the last, as it ran)."""
         now = self.t
-        for kind, at in pod.parked.items():
-            period = getattr(self.spec, kind).period
+        if pod.parked:
+            for kind, at in pod.parked.items():
+                period = getattr(self.spec, kind).period
+                while at <= now:
+                    at += period
+                self.at(at, self._probe, pod, kind)
+            pod.parked.clear()
+        g = pod.target
+        if g is not None and g.parked is not None:
+            at, interval = g.parked, self.spec.lb.interval
             while at <= now:
-                at += period
-            self.at(at, self._probe, pod, kind)
-        pod.parked.clear()
+                at += interval
+            g.parked = None
+            self.at(at, self._hc, g)
 
     def _dirty(self) -> None:
         self.dirty = True
@@ -118,6 +125,7 @@ class Lifecycle:
         # kube-proxy on every node has caught up with the pod's endpoint state.
         if pod.in_proxy != (pod.ready and pod.selected):
             pod.in_proxy = pod.ready and pod.selected
+            self._wake(pod)
             self.dirty = True
 
     def available(self, pod: Pod, t: float) -> bool:
@@ -168,6 +176,7 @@ class Lifecycle:
         (kubernetes #116965); grace 0 is no graceful shutdown: the pod dies with the node."""
         self.note(f"{pod.name}: node shutdown (SIGTERM, no deletion, grace {grace:.0f}s)")
         pod.signalled = True
+        self._wake(pod)
         if grace <= 0:
             self._exit(pod, "node powered off")
             return
@@ -221,6 +230,7 @@ class Lifecycle:
         self.cut(pod, "finish time over" if how == "exited" else how)
         pod.gone, pod.gone_at = True, self.t
         pod.in_proxy = False
+        self._wake(pod)
         self.note(f"{pod.name}: {how}")
         self.dirty = True
         self.changed()

@@ -93,7 +93,8 @@ class Pod:
 
 
 class Target:
-    __slots__ = ("pod", "reg_at", "health", "ok", "fail", "no_new_after", "idle", "busy", "unhealthy_since")
+    __slots__ = ("pod", "reg_at", "health", "ok", "fail", "no_new_after", "idle", "busy", "unhealthy_since",
+                 "parked")
 
     def __init__(self, pod: Pod, reg_at: float, health: str) -> None:
         self.pod = pod
@@ -106,3 +107,4 @@ class Target:
         self.idle: list[list[float]] = []
         self.busy: list[list[float]] = []
         self.unhealthy_since = INF  # when it last turned unhealthy (an NLB's draining interval runs from it)
+        self.parked: float | None = None  # the LB's last health check left out after it (`Checkers._check_idle`)
