@@ -3,8 +3,9 @@
 `World.run` serves requests between events without putting them on the heap. The reference
 below is the plain discrete-event form (every arrival an event); both consume the random
 stream in the same order, so every count and every timeline entry must be identical.
-`Checkers._probe` leaves out probe rounds that can change nothing until `Lifecycle._wake` puts
-them back; the reference for that one runs every round as an event.
+`Checkers._probe` and `Checkers._hc` leave out probe rounds and health checks that can change
+nothing until `Lifecycle._wake` puts them back; the reference for those runs every one as an
+event.
 """
 
 from __future__ import annotations

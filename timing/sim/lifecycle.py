@@ -59,21 +59,22 @@ class Lifecycle:
         """Something `Checkers._idle` or `_check_idle` reads has changed: each probe left out,
         and the LB's health check of the pod's target, comes round again at the next of its own
         times after now (each a period after the last, as it ran)."""
-        now = self.t
         if pod.parked:
-            for kind, at in pod.parked.items():
-                period = getattr(self.spec, kind).period
-                while at <= now:
-                    at += period
-                self.at(at, self._probe, pod, kind)
+            for kind, last in pod.parked.items():
+                self.at(self._next_round(last, getattr(self.spec, kind).period), self._probe, pod, kind)
             pod.parked.clear()
         g = pod.target
         if g is not None and g.parked is not None:
-            at, interval = g.parked, self.spec.lb.interval
-            while at <= now:
-                at += interval
+            self.at(self._next_round(g.parked, self.spec.lb.interval), self._hc, g)
             g.parked = None
-            self.at(at, self._hc, g)
+
+    def _next_round(self, last: float, period: float) -> float:
+        """The first of `last` + period, + period, ... after now, added one period at a time as
+        the rounds that were left out would have scheduled each other."""
+        at = last
+        while at <= self.t:
+            at += period
+        return at
 
     def _dirty(self) -> None:
         self.dirty = True
