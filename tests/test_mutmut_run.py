@@ -80,6 +80,33 @@ def test_the_kill_history_comes_after_this_runs_killers_and_before_the_hooks_ord
     assert order[3:] == [t for t in IDS if t not in (IDS[9], IDS[7], IDS[3])]
 
 
+def test_a_slow_known_killer_comes_after_the_quick_ones_and_before_the_rest(runner, tmp_path, monkeypatch):
+    runner.KILLERS = tmp_path
+    _session(runner, IDS, hook_order=lambda items: None)
+    function = runner._function_of(MUTANT)
+    runner._session["history"] = {function: [IDS[7], IDS[3]]}
+    durations = {IDS[9]: runner.SLOW_KILLER, IDS[7]: runner.SLOW_KILLER * 10, IDS[3]: runner.SLOW_KILLER / 2,
+                 IDS[0]: 0.0, IDS[1]: runner.SLOW_KILLER * 20}  # (IDS[1] is slow but killed nothing)
+    monkeypatch.setattr(runner.state(), "duration_by_test", durations)
+    for killer in (IDS[9], IDS[5]):
+        runner._remember_killer(MUTANT, killer)
+    order = [i.nodeid for i in runner._ordered(MUTANT, IDS)]
+    # quick killers (this run's latest first, then the history's), then the slow ones in the same
+    # order, then the rest in the hooks' order
+    assert order[:4] == [IDS[5], IDS[3], IDS[9], IDS[7]]
+    assert order[4:] == [i.nodeid for i in runner._hook_order(MUTANT, IDS) if i.nodeid not in order[:4]]
+
+
+def test_a_killer_found_after_the_order_was_kept_moves_to_the_front(runner, tmp_path):
+    runner.KILLERS = tmp_path
+    _session(runner, IDS, hook_order=lambda items: None)
+    assert [i.nodeid for i in runner._ordered(MUTANT, IDS)] == IDS
+    runner._remember_killer(MUTANT, IDS[6])
+    assert [i.nodeid for i in runner._ordered(MUTANT.replace("_7", "_9"), IDS)][:2] == [IDS[6], IDS[0]]
+    runner._remember_killer(MUTANT, IDS[2])
+    assert [i.nodeid for i in runner._ordered(MUTANT.replace("_7", "_10"), IDS)][:3] == [IDS[2], IDS[6], IDS[0]]
+
+
 def test_the_hooks_run_once_per_function_not_once_per_mutant(runner, tmp_path):
     runner.KILLERS = tmp_path
     calls = []
