@@ -97,7 +97,7 @@ def test_a_slow_known_killer_comes_after_the_quick_ones_and_before_the_rest(runn
     assert order[4:] == [i.nodeid for i in runner._hook_order(MUTANT, IDS) if i.nodeid not in order[:4]]
 
 
-def test_a_killer_found_after_the_order_was_kept_moves_to_the_front(runner, tmp_path):
+def test_a_killer_found_after_a_mutant_was_ordered_moves_to_the_front(runner, tmp_path):
     runner.KILLERS = tmp_path
     _session(runner, IDS, hook_order=lambda items: None)
     assert [i.nodeid for i in runner._ordered(MUTANT, IDS)] == IDS
