@@ -531,3 +531,92 @@ def test_a_module_that_evaluates_annotations_when_it_defines_them_is_left_whole(
     path.write_text(mutate_file_contents("eager_sample.py", eager).code)
     before = path.read_text()
     assert runner.strip_mutants(str(path)) == {} and path.read_text() == before
+
+
+# Every place a node's text depends on where it is: a method's indentation, a continuation line
+# inside brackets, a statement before a semicolon, an argument before a comma, a `match` whose
+# case is removed (an indented block inside an indented block), tabs, a nested function, a
+# lambda, a classmethod, a default value.
+SPLICE_SAMPLE = '''import re
+
+
+def joined(parts, sep=", ", *, limit=3):
+    total = 0; count = 1
+    total += len(parts)
+    picked = [p.upper() for p in parts if p and not p.startswith("#")]
+    found = re.search(
+        r"\\\\d+",
+        sep.join(picked),
+        flags=re.I,
+    )
+    return dict(a=1, b=total - count) if found else {"k": limit // 2, "v": None}
+
+
+def shape(value):
+    match value:
+        case {"x": x}:
+            return x * 2
+        case [first, *rest]:
+            return first
+        case _:
+            return -1
+
+
+class Gauge:
+\tscale = 2.5
+
+\tdef __init__(self, start=0):
+\t\tself.level = start
+\t\tdef bump(n):
+\t\t\treturn n + 1
+\t\tself.bump = bump
+
+\t@classmethod
+\tdef empty(cls):
+\t\treturn cls(start=True)
+
+\tdef read(self, unit="ms"):
+\t\twhile self.level < 10:
+\t\t\tif self.level % 3 == 0:
+\t\t\t\tbreak
+\t\t\tself.level = self.bump(self.level)
+\t\tkey = lambda v: v is not None and v >= self.scale
+\t\treturn f"{self.level}{unit}".lstrip("0"), key(self.level)
+'''
+
+
+def _both_ways(runner, monkeypatch, source, filename):
+    from mutmut.mutation import file_mutation
+
+    monkeypatch.setattr(file_mutation, "function_trampoline_arrangement", runner._ordinary_arrangement)
+    ordinary = file_mutation.mutate_file_contents(filename, source)
+    monkeypatch.setattr(file_mutation, "function_trampoline_arrangement", runner._spliced_arrangement)
+    return ordinary, file_mutation.mutate_file_contents(filename, source)
+
+
+@pytest.mark.parametrize("where", ["sample", "lockstep/timing/path.py"])
+def test_spliced_mutants_are_the_file_mutmut_writes(runner, monkeypatch, where):
+    """The generated file (code, mutant names, each function's lines, hashes) is byte for byte
+    the one mutmut's own arrangement writes: on a sample of every context a node's text depends
+    on, and on one of the gate's own modules (all 44 were compared when this was written)."""
+    from pathlib import Path
+
+    source = SPLICE_SAMPLE if where == "sample" else (Path(__file__).parents[1] / where).read_text(encoding="utf-8")
+    ordinary, spliced = _both_ways(runner, monkeypatch, source, "sample.py" if where == "sample" else where)
+    assert len(ordinary.mutant_names) > (60 if where == "sample" else 150)
+    assert spliced.code == ordinary.code
+    assert spliced == ordinary
+
+
+def test_a_mutant_whose_node_renders_otherwise_alone_is_built_mutmuts_way(runner, monkeypatch):
+    """When a mutant's original node does not render back to its own span in the template, the
+    mutant is built by mutmut's `deep_replace` and rendered whole: same file, every mutant."""
+    rendered = runner._Template.rendered
+    monkeypatch.setattr(runner._Template, "rendered", lambda self, node, key: "?" + rendered(self, node, key))
+    replaced = []
+    deep_replace = runner._ordinary_deep_replace
+    monkeypatch.setattr(runner, "_ordinary_deep_replace", lambda *a: replaced.append(a) or deep_replace(*a))
+    ordinary, spliced = _both_ways(runner, monkeypatch, SPLICE_SAMPLE, "sample.py")
+    assert spliced == ordinary
+    names = ordinary.mutant_names
+    assert {call[0].name.value for call in replaced} == set(names)  # every mutant (a method's twice)
