@@ -11,7 +11,8 @@ stack policy; a rule only a stack config decides has no policy.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
 from lockstep.timing.bind import judge, link
@@ -42,6 +43,12 @@ _last: tuple[tuple[object, ...], list[Judgement], list[Problem], list[Problem]] 
 # (`serve_requests`). Every stack policy of one request is handed the same resources, built
 # again from it for each policy: the request, not the resources, is then the cache's key.
 REQUEST: ContextVar[object | None] = ContextVar("lockstep_analyze_stack_request", default=None)
+# While the served pack answers an AnalyzeStack: each resource's properties as pulumi-policy's
+# `json_format.MessageToDict` converted them, as JSON text, by the properties' serialized bytes.
+CONVERTED: ContextVar[dict[bytes, str] | None] = ContextVar("lockstep_converted_properties", default=None)
+# While it answers an Analyze (one resource, every resource policy in turn): the resource's
+# findings, judged by the first policy, by (settings, type, URN).
+JUDGED: ContextVar[dict[tuple[object, ...], list[Finding]] | None] = ContextVar("lockstep_judged", default=None)
 
 
 def linked_stack(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[Problem], list[Problem]]:
@@ -68,24 +75,68 @@ def linked_stack(resources: Sequence[Res], settings: Settings) -> tuple[list[Jud
     return found, unreadable, warnings
 
 
+class ConvertOnce:
+    """pulumi-policy's `json_format` module, except that `MessageToDict` converts a message once
+    per AnalyzeStack: pulumi-policy converts every resource's properties again for each stack
+    policy (pure-Python protobuf printing, most of the pack's time on a stack of a few dozen
+    resources). A later conversion of equal bytes is the first one's result read back from JSON
+    (a new structure each time, so no policy sees another's objects; MessageToDict gives only
+    JSON values). Outside an AnalyzeStack, or with options, it is MessageToDict itself."""
+
+    def __init__(self, json_format: object) -> None:
+        self.json_format = json_format
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.json_format, name)
+
+    def MessageToDict(self, message: object, *args: object, **kwargs: object) -> object:  # noqa: N802 (its name)
+        memo = CONVERTED.get()
+        convert = self.json_format.MessageToDict  # type: ignore[attr-defined]
+        if memo is None or args or kwargs:
+            return convert(message, *args, **kwargs)
+        key = message.SerializeToString(deterministic=True)  # type: ignore[attr-defined]
+        text = memo.get(key)
+        if text is not None:
+            return json.loads(text)
+        value = convert(message)
+        memo[key] = json.dumps(value)
+        return value
+
+
 def serve_requests(servicer: type) -> bool:
     """Make `servicer` (pulumi-policy's analyzer servicer class) set `REQUEST` while it answers
-    an AnalyzeStack. False, and nothing changed, when it has no AnalyzeStack to wrap."""
+    an AnalyzeStack, and convert each resource's properties once per AnalyzeStack or Analyze
+    (`ConvertOnce`, in place of the `json_format` they read). False, and nothing changed, when it
+    has no AnalyzeStack to wrap."""
     answer = getattr(servicer, "AnalyzeStack", None)
     if answer is None or getattr(answer, "sets_lockstep_request", False):
         return answer is not None
+    for method in ("AnalyzeStack", "Analyze"):
+        ordinary = getattr(servicer, method, None)
+        if ordinary is None:
+            continue
+        names = getattr(ordinary, "__globals__", {})
+        if "json_format" in names and not isinstance(names["json_format"], ConvertOnce):
+            names["json_format"] = ConvertOnce(names["json_format"])
+        setattr(servicer, method, _once_per_request(ordinary, sets_request=method == "AnalyzeStack"))
+    return True
 
+
+def _once_per_request(answer: Callable[..., object], sets_request: bool) -> Callable[..., object]:
     @functools.wraps(answer)
-    def analyze_stack(self: object, request: object, context: object) -> object:
-        token = REQUEST.set(request)
+    def answering(self: object, request: object, context: object) -> object:
+        token = REQUEST.set(request) if sets_request else None
+        converted, resource = CONVERTED.set({}), JUDGED.set({})
         try:
             return answer(self, request, context)
         finally:
-            REQUEST.reset(token)
+            JUDGED.reset(resource)
+            CONVERTED.reset(converted)
+            if token is not None:
+                REQUEST.reset(token)
 
-    analyze_stack.sets_lockstep_request = True  # type: ignore[attr-defined]
-    servicer.AnalyzeStack = analyze_stack  # type: ignore[attr-defined]
-    return True
+    answering.sets_lockstep_request = True  # type: ignore[attr-defined]
+    return answering
 
 
 def judged(resources: Sequence[Res], settings: Settings) -> tuple[list[Judgement], list[Problem]]:
@@ -101,11 +152,18 @@ def stack_warnings(resources: Sequence[Res], settings: Settings) -> list[Problem
 
 
 def resource_findings(rule_id: str, res: Res, settings: Settings) -> list[Finding]:
-    """Findings of a per-resource rule on one resource alone ([] for other resource types)."""
+    """Findings of a per-resource rule on one resource alone ([] for other resource types).
+    Served, the resource is linked and judged once per Analyze (`JUDGED`), not once per policy."""
     if res.type not in RESOURCE_RULES.get(rule_id, ()):
         return []
-    linked = link.link(resources_of([res]), settings.link_options)
-    return [j.finding for j in judge.judge(linked, settings.ctx) if j.finding.id == rule_id]
+    memo, key = JUDGED.get(), (settings, res.type, res.urn)
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        linked = link.link(resources_of([res]), settings.link_options)
+        found = [j.finding for j in judge.judge(linked, settings.ctx)]
+        if memo is not None:
+            memo[key] = found
+    return [f for f in found if f.id == rule_id]
 
 
 def stack_findings(rule_id: str, resources: Sequence[Res], settings: Settings) -> list[Located]:
