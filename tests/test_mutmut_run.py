@@ -620,3 +620,60 @@ def test_a_mutant_whose_node_renders_otherwise_alone_is_built_mutmuts_way(runner
     assert spliced == ordinary
     names = ordinary.mutant_names
     assert {call[0].name.value for call in replaced} == set(names)  # every mutant (a method's twice)
+
+
+def test_only_private_anonymous_memory_is_advised_in_whole_huge_pages(runner, tmp_path, monkeypatch):
+    """What `huge_pages` asks the kernel about: writable private memory with no file behind it
+    (or the `[heap]`), cut to whole 2 MiB pages inside each region; one collapse per page."""
+    mib = 1 << 20
+    maps = tmp_path / "maps"
+    maps.write_text("\n".join([
+        f"{3 * mib:x}-{11 * mib:x} rw-p 00000000 00:00 0",  # anonymous: pages 4-6 MiB, 6-8, 8-10
+        f"{20 * mib:x}-{23 * mib:x} rw-p 00000000 00:00 0 [heap]",  # the heap: 20-22 only
+        f"{30 * mib:x}-{40 * mib:x} rw-p 00001000 08:01 42 /usr/lib/libpython3.11.so",  # a file's
+        f"{40 * mib:x}-{50 * mib:x} rw-s 00000000 00:01 7 /dev/zero (deleted)",  # shared
+        f"{50 * mib:x}-{60 * mib:x} r--p 00000000 00:00 0",  # read-only
+        f"{60 * mib:x}-{61 * mib:x} rw-p 00000000 00:00 0",  # under one huge page
+        f"{70 * mib:x}-{74 * mib:x} rw-p 00000000 00:00 0 [stack]",
+    ]) + "\n")
+    calls = []
+
+    class Libc:
+        def __init__(self, *args, **kwargs):
+            self.madvise = self
+
+        def __call__(self, at, size, advice):
+            calls.append((at // mib, size // mib, advice))
+            return -1 if at == 8 * mib and advice == runner.MADV_COLLAPSE else 0  # one the kernel refuses
+
+    monkeypatch.setattr(runner.ctypes, "CDLL", Libc)
+    assert runner.huge_pages(str(maps)) == 3
+    hugepage, collapse = runner.MADV_HUGEPAGE, runner.MADV_COLLAPSE
+    assert calls == [(4, 6, hugepage), (4, 2, collapse), (6, 2, collapse), (8, 2, collapse),
+                     (20, 2, hugepage), (20, 2, collapse)]
+
+
+def test_the_forking_process_memory_goes_onto_huge_pages_and_keeps_its_contents(runner):
+    """On this kernel: a private anonymous region of this process, filled, is then backed by
+    huge pages (the smaps count) and reads back the same."""
+    import ctypes
+    import mmap
+
+    size = 8 * runner.HUGE_PAGE
+    region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    pattern = bytes(range(256)) * (size // 256)
+    region[:] = pattern
+    start = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    if runner.huge_pages() == 0:
+        pytest.skip("this kernel backs nothing with huge pages here (THP off, or no MADV_COLLAPSE)")
+    huge_kb, inside = 0, False  # over every mapping the region now spans (advising splits it)
+    for line in open("/proc/self/smaps"):
+        first = line.split()[0]
+        if not first.endswith(":"):
+            low, high = (int(x, 16) for x in first.split("-"))
+            inside = low < start + size and start < high
+        elif inside and first == "AnonHugePages:":
+            huge_kb += int(line.split()[1])
+    assert huge_kb >= 7 * runner.HUGE_PAGE // 1024  # all but a page the region's ends may cut
+    assert region[:] == pattern
+    region.close()
