@@ -43,11 +43,11 @@ _last: tuple[tuple[object, ...], list[Judgement], list[Problem], list[Problem]] 
 # (`serve_requests`). Every stack policy of one request is handed the same resources, built
 # again from it for each policy: the request, not the resources, is then the cache's key.
 REQUEST: ContextVar[object | None] = ContextVar("lockstep_analyze_stack_request", default=None)
-# While the served pack answers an AnalyzeStack: each resource's properties as pulumi-policy's
-# `json_format.MessageToDict` converted them, as JSON text, by the properties' serialized bytes.
+# While the served pack answers an AnalyzeStack or an Analyze: each resource's properties as
+# pulumi-policy's `json_format.MessageToDict` converted them, as JSON text, by their bytes.
 CONVERTED: ContextVar[dict[bytes, str] | None] = ContextVar("lockstep_converted_properties", default=None)
 # While it answers an Analyze (one resource, every resource policy in turn): the resource's
-# findings, judged by the first policy, by (settings, type, URN).
+# findings, judged by the first policy, by (settings, type, URN): one request, one resource.
 JUDGED: ContextVar[dict[tuple[object, ...], list[Finding]] | None] = ContextVar("lockstep_judged", default=None)
 
 
@@ -77,11 +77,11 @@ def linked_stack(resources: Sequence[Res], settings: Settings) -> tuple[list[Jud
 
 class ConvertOnce:
     """pulumi-policy's `json_format` module, except that `MessageToDict` converts a message once
-    per AnalyzeStack: pulumi-policy converts every resource's properties again for each stack
-    policy (pure-Python protobuf printing, most of the pack's time on a stack of a few dozen
-    resources). A later conversion of equal bytes is the first one's result read back from JSON
+    per request: pulumi-policy converts every resource's properties again for each stack policy
+    (AnalyzeStack) and an Analyze's resource again for each resource policy (pure-Python
+    protobuf printing, most of the pack's time on a stack of a few dozen resources). A later conversion of equal bytes is the first one's result read back from JSON
     (a new structure each time, so no policy sees another's objects; MessageToDict gives only
-    JSON values). Outside an AnalyzeStack, or with options, it is MessageToDict itself."""
+    JSON values). Outside a request, or with options, it is MessageToDict itself."""
 
     def __init__(self, json_format: object) -> None:
         self.json_format = json_format
