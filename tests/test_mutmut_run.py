@@ -620,3 +620,21 @@ def test_a_mutant_whose_node_renders_otherwise_alone_is_built_mutmuts_way(runner
     assert spliced == ordinary
     names = ordinary.mutant_names
     assert {call[0].name.value for call in replaced} == set(names)  # every mutant (a method's twice)
+
+
+def test_a_node_that_occurs_twice_is_replaced_where_deep_replace_replaces_it(runner):
+    """mutmut's `deep_replace` replaces one occurrence, the first; a tree built by hand can hold
+    the same node object twice, and the spliced mutant replaces the same one."""
+    import libcst as cst
+    from mutmut.mutation.file_mutation import Mutation
+
+    statement = cst.parse_statement("x = 1\n")
+    function = cst.parse_statement("def f():\n    pass\n").with_changes(
+        body=cst.IndentedBlock(body=[statement, statement]))
+    one = statement.body[0].value
+    mutation = Mutation(original_node=one, mutated_node=cst.Integer("2"), contained_by_top_level_function=function)
+    module = cst.Module(body=[])
+    _, nodes, _, names = runner._spliced_arrangement(function, [mutation], None)
+    spliced = module.code_for_node(nodes[-1])
+    ordinary = runner._ordinary_deep_replace(function.with_changes(name=cst.Name(names[0])), one, cst.Integer("2"))
+    assert spliced == module.code_for_node(ordinary) == f"def {names[0]}():\n    x = 2\n    x = 1\n"
