@@ -79,9 +79,10 @@ class ConvertOnce:
     """pulumi-policy's `json_format` module, except that `MessageToDict` converts a message once
     per request: pulumi-policy converts every resource's properties again for each stack policy
     (AnalyzeStack) and an Analyze's resource again for each resource policy (pure-Python
-    protobuf printing, most of the pack's time on a stack of a few dozen resources). A later conversion of equal bytes is the first one's result read back from JSON
-    (a new structure each time, so no policy sees another's objects; MessageToDict gives only
-    JSON values). Outside a request, or with options, it is MessageToDict itself."""
+    protobuf printing, most of the pack's time on a stack of a few dozen resources). A later
+    conversion of equal bytes is the first one's result read back from JSON (a new structure
+    each time, so no policy sees another's objects; MessageToDict gives only JSON values).
+    Outside a request, or with options, it is MessageToDict itself."""
 
     def __init__(self, json_format: object) -> None:
         self.json_format = json_format
