@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from lockstep.timing import forked
 from lockstep.timing.audit import core, reader, shape
-from lockstep.timing.audit.report import as_json
+from lockstep.timing.audit.report import as_json, text_lines
 from lockstep.timing.invariants import Ctx
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -60,6 +60,24 @@ def report(paths: list[str], jobs: int, texts: dict[str, str] | None = None, opt
     return {**json.loads(as_json(result)), "problems": result.problems, "files": result.files}
 
 
+def text(paths: list[str], jobs: int, texts: dict[str, str] | None = None, options=None,
+         keep_passing: bool = True) -> list[str]:
+    """The text report (without --all), and the input problems."""
+    result = core.audit(paths, CTX, options or {}, texts=texts, jobs=jobs, keep_passing=keep_passing)
+    return [*text_lines(result), *result.problems]
+
+
+def assert_counted_alike(paths: list[str], jobs: int, texts: dict[str, str] | None = None, options=None) -> None:
+    """The text report of an audit that counts the passing findings (as the CLI's text report
+    asks for) is the one every finding kept gives, in one process and in `jobs`; and the
+    counted audit kept no passing finding."""
+    whole = text(paths, 1, texts, options)
+    for n in (1, jobs):
+        result = core.audit(paths, CTX, options or {}, texts=texts, jobs=n, keep_passing=False)
+        assert not [f for f in result.findings if f.status == "ok"]
+        assert [*text_lines(result), *result.problems] == whole, f"jobs={n}"
+
+
 def corpus_docs() -> list[str]:
     """Every YAML document of the corpus, as text (one `---` part each)."""
     docs = []
@@ -76,6 +94,7 @@ def test_each_corpus_case_is_judged_alike_in_slices(case, forks):
     assert forks.taken() == 0
     for jobs in (2, 3):
         assert report(paths, jobs) == serial, f"{case}: jobs={jobs}"
+    assert_counted_alike(paths, 3)
     workloads = [k for k in (s["subject"] for s in serial["subjects"]) if k.count("/") == 2 and "(" not in k]
     if len(workloads) > 1 and not any("(heartbeat)" in k or "Route 53" in k for k in (s["subject"] for s in serial["subjects"])):
         assert forks.taken() >= 2  # a child judged a slice in each run
@@ -100,6 +119,11 @@ def test_a_target_group_two_slices_share_is_judged_once_with_the_first(forks):
     forks.taken()
     assert report(paths, 2, texts) == serial
     assert forks.taken() == 1  # the second workload, in a child
+    # Counted, the target group's passing findings are counted once, with the first workload.
+    assert_counted_alike(paths, 2, texts)
+    passing = {j.key: j.passing for j in core.audit(paths, CTX, {}, texts=texts, jobs=2, keep_passing=False).judged}
+    kept = {s["subject"]: sum(f["status"] == "ok" for f in s["findings"]) for s in serial["subjects"]}
+    assert passing == kept
 
 
 def test_a_workload_twice_in_two_slices_is_one_subject_as_in_one_process(forks):
@@ -110,6 +134,7 @@ def test_a_workload_twice_in_two_slices_is_one_subject_as_in_one_process(forks):
     forks.taken()
     assert report(["a.yaml", "b.yaml"], 2, texts) == serial
     assert forks.taken() >= 1
+    assert_counted_alike(["a.yaml", "b.yaml"], 2, texts)
 
 
 @settings(max_examples=12, deadline=None,
@@ -126,6 +151,7 @@ def test_any_mix_of_the_corpus_is_judged_alike_in_slices(data, jobs, forks):
     serial = report(["mix.yaml"], 1, texts, options)
     forks.taken()
     assert report(["mix.yaml"], jobs, texts, options) == serial
+    assert_counted_alike(["mix.yaml"], jobs, texts, options)
     assert forks.taken() or len(serial["subjects"]) < 2 or "heartbeat" in texts["mix.yaml"] \
         or "HealthCheck" in texts["mix.yaml"]
 

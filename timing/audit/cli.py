@@ -140,7 +140,11 @@ def run(args: argparse.Namespace) -> int:
             repair = fix_manifests(args.paths, Ctx(margin, version), options, tuple(args.keep))
             result = repair.before
         else:
-            result = audit(args.paths, Ctx(margin, version), options, jobs=jobs, reading=reading)
+            # The text report without --all prints only how many findings pass: the audit
+            # counts them instead of keeping them.
+            keep_passing = args.all or args.format != "text"
+            result = audit(args.paths, Ctx(margin, version), options, jobs=jobs, reading=reading,
+                           keep_passing=keep_passing)
     except ConfigError:
         raise
     except RecursionError:
