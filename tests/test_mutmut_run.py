@@ -303,8 +303,9 @@ def forking(runner, tmp_path, monkeypatch):
             def protocol(item, nextitem):
                 with open(tmp_path / "ran.txt", "a") as log:
                     log.write(nodeid + "\n")
-                if not passes:
-                    reports.failed.append(nodeid)
+                if not passes:  # (logged as pytest logs a failed call)
+                    reports.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, failed=True, when="call",
+                                                                     duration=0.0))
 
             return SimpleNamespace(nodeid=nodeid, ihook=SimpleNamespace(pytest_runtest_protocol=protocol))
 
@@ -342,6 +343,30 @@ def test_a_mutants_child_runs_the_tests_the_parent_ordered_and_remembers_its_kil
     else:  # the earlier killer first, then the collection order up to the failing test
         assert (os.waitstatus_to_exitcode(status), ran) == (1, [IDS[3], IDS[0], IDS[1]])
         assert killers == [IDS[3], IDS[1]]
+
+
+def test_a_mutants_child_ends_at_the_first_failed_report_before_the_tests_teardown(runner, tmp_path, forking):
+    """The verdict is decided at the first failed report: the child ends there, with the
+    killer remembered, before anything the protocol would still do (its teardown, the reports
+    of a failing Hypothesis test)."""
+    import os
+
+    forking({IDS[0]: True})
+    reports = runner._session["reports"]
+
+    def protocol(item, nextitem):
+        reports.pytest_runtest_logreport(SimpleNamespace(nodeid=IDS[0], failed=True, when="call", duration=0.0))
+        with open(tmp_path / "ran.txt", "a") as log:
+            log.write("teardown\n")
+
+    runner._session["items"][IDS[0]].ihook.pytest_runtest_protocol = protocol
+    fork_runner = SimpleNamespace(debug=True, _running={})
+    runner.submit(fork_runner, MUTANT, [IDS[0]], 60, 0.1)
+    (pid, _), = fork_runner._running.items()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1
+    assert "teardown" not in (tmp_path / "ran.txt").read_text()
+    assert (tmp_path / "mutants" / "mutmut-run-killers" / runner._function_of(MUTANT)).read_text().split() == [IDS[0]]
 
 
 def test_a_mutant_with_a_test_the_session_lacks_is_submitted_the_ordinary_way(runner, forking, monkeypatch):
@@ -638,3 +663,98 @@ def test_a_node_that_occurs_twice_is_replaced_where_deep_replace_replaces_it(run
     spliced = module.code_for_node(nodes[-1])
     ordinary = runner._ordinary_deep_replace(function.with_changes(name=cst.Name(names[0])), one, cst.Integer("2"))
     assert spliced == module.code_for_node(ordinary) == f"def {names[0]}():\n    x = 2\n    x = 1\n"
+
+
+# ---- the fork server --------------------------------------------------------------------------------
+SERVED_MODULE = """\
+def f():
+    return 1
+
+
+def x_f__mutmut_1():
+    return 2
+
+
+def x_f__mutmut_2():
+    return 3
+
+
+mutants_x_f__mutmut = {"x_f__mutmut_1": x_f__mutmut_1, "x_f__mutmut_2": x_f__mutmut_2}
+"""
+SERVED_TESTS = """\
+import os
+
+
+def test_passes():
+    assert True
+
+
+def test_sees_the_mutant():
+    assert os.environ["MUTANT_UNDER_TEST"] != "served.x_f__mutmut_1"
+"""
+SERVED_IDS = ["tests/test_served.py::test_passes", "tests/test_served.py::test_sees_the_mutant"]
+
+
+@pytest.fixture
+def served(runner, tmp_path, monkeypatch):
+    """A scratch `mutants/` with a module whose mutants dict holds two mutants and two tests,
+    one failing under the first mutant: the arguments, path and (empty) lazy table the fork
+    server is started with, as `_collect` leaves them."""
+    (tmp_path / "mutants" / "tests").mkdir(parents=True)
+    (tmp_path / "mutants" / "served.py").write_text(SERVED_MODULE)
+    (tmp_path / "mutants" / "tests" / "test_served.py").write_text(SERVED_TESTS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "_lazy", {})
+    monkeypatch.syspath_prepend(str(tmp_path / "mutants"))
+    runner._session.clear()
+    runner._session.update(items=dict.fromkeys(SERVED_IDS),
+                           args=["--rootdir=.", "-q", "-s", "-p", "no:randomly", "-p", "no:cacheprovider", "tests"])
+    servers = []
+
+    def start():
+        servers.append(runner._Server(debug=False))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        if server.proc.poll() is None:
+            server.stop()
+            server.proc.wait()
+    runner._session.clear()
+
+
+def test_the_fork_server_forks_each_mutants_child_and_sends_back_its_exit_code(runner, tmp_path, served):
+    """Killed (a test fails: exit 1, its killer remembered), survived (every test passes:
+    0) and a mutant its module lacks (mutmut's "suspicious"), each in a child of the server;
+    the server ends once told there is no more work."""
+    from mutmut.stats import status_by_exit_code
+
+    server = served()
+    assert server.wait_ready() is None
+    for mutant in ("served.x_f__mutmut_1", "served.x_f__mutmut_2", "served.x_f__mutmut_9"):
+        server.submit(mutant, SERVED_IDS, 60, 60.0, 0.1)
+    results = {}
+    while server.pending:
+        result = server.result()
+        results[result.mutant_name] = status_by_exit_code[result.exit_code]
+    assert results == {"served.x_f__mutmut_1": "killed", "served.x_f__mutmut_2": "survived",
+                       "served.x_f__mutmut_9": "suspicious"}
+    assert (tmp_path / "mutants" / "mutmut-run-killers" / "served.x_f").read_text().split() == [SERVED_IDS[1]]
+    server.close()
+    assert server.proc.returncode == 0
+
+
+def test_a_fork_server_that_collects_other_tests_is_not_used(runner, served):
+    runner._session["items"][SERVED_IDS[0] + "_gone"] = None
+    assert served().wait_ready() == "the fork server collected 2 tests, this process 3"
+
+
+def test_a_fork_server_that_ends_early_fails_the_run(runner, served):
+    server = served()
+    assert server.wait_ready() is None
+    server.submit("served.x_f__mutmut_2", SERVED_IDS, 60, 60.0, 0.1)
+    server.proc.kill()
+    server.proc.wait()
+    with pytest.raises(RuntimeError, match="the fork server ended"):
+        while True:
+            server.result()
