@@ -31,10 +31,34 @@ def find_server() -> str | None:
     return None
 
 
+# Below the kernel's ephemeral range (Linux's default 32768-60999): a port the kernel hands
+# out for `bind(0)` comes from that range, and so does the local port of every outgoing
+# connection, which may take it between the pick and the broker's own bind, or while a broker
+# stopped by a test is down. A broker restarted by the chaos test once found its Erlang
+# distribution port, 51001, in use by something that was not Erlang.
+PORTS_FROM = 20000
+
+
+def ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
+    try:
+        return int(Path(path).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port free on loopback now, outside the range outgoing connections take theirs from."""
+    rng = secrets.SystemRandom()
+    top = ephemeral_low()
+    for _ in range(100):
+        port = rng.randrange(PORTS_FROM, top) if top > PORTS_FROM + 100 else 0
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free loopback port in {PORTS_FROM}-{top - 1}")
 
 
 class Broker:
