@@ -744,9 +744,11 @@ def test_the_fork_server_forks_each_mutants_child_and_sends_back_its_exit_code(r
     assert server.proc.returncode == 0
 
 
-def test_a_fork_server_that_collects_other_tests_is_not_used(runner, served):
-    runner._session["items"][SERVED_IDS[0] + "_gone"] = None
-    assert served().wait_ready() == "the fork server collected 2 tests, this process 3"
+@pytest.mark.parametrize("ids", [[*SERVED_IDS, SERVED_IDS[0] + "_gone"], [SERVED_IDS[0], SERVED_IDS[0] + "_gone"]])
+def test_a_fork_server_that_collects_other_tests_is_not_used(runner, served, ids):
+    """More tests than this process holds, or as many with other ids."""
+    runner._session["items"] = dict.fromkeys(ids)
+    assert served().wait_ready() == f"the fork server collected other tests (2, this process {len(ids)})"
 
 
 def test_a_fork_server_that_ends_early_fails_the_run(runner, served):
