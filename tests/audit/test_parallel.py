@@ -60,18 +60,12 @@ def report(paths: list[str], jobs: int, texts: dict[str, str] | None = None, opt
     return {**json.loads(as_json(result)), "problems": result.problems, "files": result.files}
 
 
-def text(paths: list[str], jobs: int, texts: dict[str, str] | None = None, options=None,
-         keep_passing: bool = True) -> list[str]:
-    """The text report (without --all), and the input problems."""
-    result = core.audit(paths, CTX, options or {}, texts=texts, jobs=jobs, keep_passing=keep_passing)
-    return [*text_lines(result), *result.problems]
-
-
 def assert_counted_alike(paths: list[str], jobs: int, texts: dict[str, str] | None = None, options=None) -> None:
-    """The text report of an audit that counts the passing findings (as the CLI's text report
-    asks for) is the one every finding kept gives, in one process and in `jobs`; and the
-    counted audit kept no passing finding."""
-    whole = text(paths, 1, texts, options)
+    """The text report (without --all, and the input problems) of an audit that counts the
+    passing findings, as the CLI's text report asks for, is the one every finding kept gives,
+    in one process and in `jobs`; and the counted audit kept no passing finding."""
+    kept = core.audit(paths, CTX, options or {}, texts=texts, jobs=1)
+    whole = [*text_lines(kept), *kept.problems]
     for n in (1, jobs):
         result = core.audit(paths, CTX, options or {}, texts=texts, jobs=n, keep_passing=False)
         assert not [f for f in result.findings if f.status == "ok"]
