@@ -797,3 +797,27 @@ def test_the_fork_server_hands_free_heap_pages_back_before_forking():
     assert done.returncode == 0, done.stderr
     before, after = map(int, done.stdout.split())
     assert before - after >= 30 * 1024, (before, after)  # of the ~47 MiB freed
+
+
+class _ReadLog(list):
+    """A collected session's items that logs which places are read."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self.read = []
+
+    def __getitem__(self, i):
+        self.read.append(i)
+        return super().__getitem__(i)
+
+
+@given(st.lists(st.integers(0, 39), unique=True, max_size=40))
+def test_the_fork_server_gets_a_mutants_tests_by_place_and_its_child_looks_each_up_when_reached(runner, picked):
+    ids = [f"tests/timing/test_rules_kube.py::test_{n}" for n in range(40)]
+    _session(runner, ids)  # (the parent's collected session; the server's holds the same, in order)
+    wanted = [ids[p] for p in picked]
+    collected = _ReadLog(runner._session["items"].values())
+    items = runner._Picked(collected, runner._places(wanted))
+    assert len(items) == len(wanted) and collected.read == []
+    assert [item.nodeid for item in items] == wanted
+    assert collected.read == picked  # each place once, in the order asked, none other
