@@ -768,7 +768,6 @@ def test_a_fork_server_that_ends_early_fails_the_run(runner, served):
 
 
 TRIM_PROBE = """
-import sys
 from tests.scripts import load_script
 runner = load_script("mutmut-run")
 
@@ -811,13 +810,19 @@ class _ReadLog(list):
         return super().__getitem__(i)
 
 
-@given(st.lists(st.integers(0, 39), unique=True, max_size=40))
+@given(st.lists(st.integers(0, len(IDS) - 1), unique=True))
 def test_the_fork_server_gets_a_mutants_tests_by_place_and_its_child_looks_each_up_when_reached(runner, picked):
-    ids = [f"tests/timing/test_rules_kube.py::test_{n}" for n in range(40)]
-    _session(runner, ids)  # (the parent's collected session; the server's holds the same, in order)
-    wanted = [ids[p] for p in picked]
+    _session(runner, IDS)  # (the parent's collected session; the server's holds the same, in order)
+    wanted = [IDS[p] for p in picked]
     collected = _ReadLog(runner._session["items"].values())
     items = runner._Picked(collected, runner._places(wanted))
     assert len(items) == len(wanted) and collected.read == []
     assert [item.nodeid for item in items] == wanted
     assert collected.read == picked  # each place once, in the order asked, none other
+
+
+def test_places_follow_the_session_they_are_asked_of(runner):
+    _session(runner, IDS)
+    assert memoryview(runner._places([IDS[2], IDS[0]])).cast("I").tolist() == [2, 0]
+    runner._session["items"] = dict.fromkeys(reversed(IDS))  # (another session: not the places kept)
+    assert memoryview(runner._places([IDS[2], IDS[0]])).cast("I").tolist() == [len(IDS) - 3, len(IDS) - 1]

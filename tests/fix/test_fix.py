@@ -194,7 +194,7 @@ def test_on_a_small_stack_the_change_is_no_larger_than_brute_force_finds(broken:
     # fields, or, when none of them is accepted, among the pairs; when the fixer found no fix,
     # no trial is accepted. Only a trial that could falsify it is judged: one cheaper than the
     # fix, and among the single fields the first accepted one (it settles that pairs are not
-    # compared). (Judging every trial up to the first accepted pair took up to 30 s an example.)
+    # compared). (Judging every trial up to the first accepted one took up to ~38 s a run.)
     bar = sum(c.knob.weight for c in result.changes) if result.ok else None
     fields = sorted(broken_fields(values))
     stack = stack_from_config(values)

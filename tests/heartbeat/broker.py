@@ -31,19 +31,20 @@ def find_server() -> str | None:
     return None
 
 
-# Below the kernel's ephemeral range (Linux's default 32768-60999): a port the kernel hands
-# out for `bind(0)` comes from that range, and so does the local port of every outgoing
+# Below the kernel's ephemeral range (by default from `LINUX_EPHEMERAL_LOW`): a port the kernel
+# hands out for `bind(0)` comes from that range, and so does the local port of every outgoing
 # connection, which may take it between the pick and the broker's own bind, or while a broker
 # stopped by a test is down. A broker restarted by the chaos test once found its Erlang
 # distribution port, 51001, in use by something that was not Erlang.
 PORTS_FROM = 20000
+LINUX_EPHEMERAL_LOW = 32768  # the low end of net.ipv4.ip_local_port_range by default (up to 60999)
 
 
 def ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
     try:
         return int(Path(path).read_text().split()[0])
     except (OSError, ValueError, IndexError):
-        return 32768  # Linux's default
+        return LINUX_EPHEMERAL_LOW
 
 
 def free_port() -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 
-from tests.heartbeat.broker import PORTS_FROM, ephemeral_low, free_port
+from tests.heartbeat.broker import LINUX_EPHEMERAL_LOW, PORTS_FROM, ephemeral_low, free_port
 
 
 def test_a_brokers_port_is_free_and_below_the_ephemeral_range():
@@ -18,6 +18,6 @@ def test_a_brokers_port_is_free_and_below_the_ephemeral_range():
 
 
 def test_without_the_kernels_range_the_linux_default_is_assumed(tmp_path):
-    assert ephemeral_low(str(tmp_path / "missing")) == 32768
+    assert ephemeral_low(str(tmp_path / "missing")) == LINUX_EPHEMERAL_LOW
     (tmp_path / "range").write_text("40000\t60999\n")
     assert ephemeral_low(str(tmp_path / "range")) == 40000
